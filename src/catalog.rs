@@ -1,0 +1,315 @@
+//! The catalog: tools, prompts, resources and resource templates with their async handlers.
+//!
+//! Handlers are plain async closures; nothing here depends on a runtime. A handler's `Err` is a
+//! tool failure (reported to the client as `isError: true`), unless it is a
+//! [`ToolError::Protocol`], which becomes a JSON-RPC error.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use derive_more::{Display, Error, From};
+use serde_json::{Map, Value};
+
+use crate::context::ToolContext;
+use crate::error::ProtocolError;
+use crate::model::{CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool};
+
+/// A boxed future that can move between threads.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Why a handler failed.
+#[derive(Debug, Clone, PartialEq, Display, Error, From)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool ran and failed; the text is shown to the model (`isError: true`).
+    #[display("{_0}")]
+    #[from(ignore)]
+    Failed(#[error(not(source))] String),
+    /// The request cannot be served at the protocol level (becomes a JSON-RPC error).
+    #[display("{_0}")]
+    Protocol(ProtocolError),
+}
+
+impl ToolError {
+    /// A tool failure with a message.
+    pub fn failed(message: impl fmt::Display) -> Self {
+        ToolError::Failed(message.to_string())
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_owned())
+    }
+}
+
+/// Runs a tool.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Calls the tool with its arguments (an object; `{}` when the client sent none).
+    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<CallToolResult, ToolError>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+{
+    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<CallToolResult, ToolError>> {
+        Box::pin(self(arguments, context))
+    }
+}
+
+/// Renders a prompt.
+pub trait PromptHandler: Send + Sync + 'static {
+    /// Renders with the given arguments (required ones are checked before the call).
+    fn get(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<GetPromptResult, ToolError>>;
+}
+
+impl<F, Fut> PromptHandler for F
+where
+    F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+{
+    fn get(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<GetPromptResult, ToolError>> {
+        Box::pin(self(arguments, context))
+    }
+}
+
+/// The variables a URI matched in a resource template (empty for a plain resource).
+pub type UriVariables = Vec<(String, String)>;
+
+/// Reads a resource.
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Reads `uri`; for a template, `variables` holds what the URI matched.
+    fn read(&self, uri: String, variables: UriVariables, context: ToolContext) -> BoxFuture<Result<ReadResourceResult, ToolError>>;
+}
+
+impl<F, Fut> ResourceHandler for F
+where
+    F: Fn(String, UriVariables, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ReadResourceResult, ToolError>> + Send + 'static,
+{
+    fn read(&self, uri: String, variables: UriVariables, context: ToolContext) -> BoxFuture<Result<ReadResourceResult, ToolError>> {
+        Box::pin(self(uri, variables, context))
+    }
+}
+
+/// A registered tool.
+#[derive(Clone)]
+pub struct ToolEntry {
+    /// Its definition.
+    pub definition: Arc<Tool>,
+    /// Its handler.
+    pub handler: Arc<dyn ToolHandler>,
+}
+
+/// A registered prompt.
+#[derive(Clone)]
+pub struct PromptEntry {
+    /// Its definition.
+    pub definition: Arc<Prompt>,
+    /// Its handler.
+    pub handler: Arc<dyn PromptHandler>,
+}
+
+/// A registered resource.
+#[derive(Clone)]
+pub struct ResourceEntry {
+    /// Its definition.
+    pub definition: Arc<Resource>,
+    /// Its handler.
+    pub handler: Arc<dyn ResourceHandler>,
+}
+
+/// A registered resource template.
+#[derive(Clone)]
+pub struct TemplateEntry {
+    /// Its definition.
+    pub definition: Arc<ResourceTemplate>,
+    /// Its handler.
+    pub handler: Arc<dyn ResourceHandler>,
+}
+
+macro_rules! opaque_debug {
+    ($($t:ty),*) => {$(
+        impl fmt::Debug for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($t)).field("definition", &self.definition).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+opaque_debug!(ToolEntry, PromptEntry, ResourceEntry, TemplateEntry);
+
+/// Everything a server offers. Lists are kept sorted by name (URI for resources), which makes
+/// `*/list` deterministic and cursors stable.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: BTreeMap<String, ToolEntry>,
+    prompts: BTreeMap<String, PromptEntry>,
+    resources: BTreeMap<String, ResourceEntry>,
+    templates: BTreeMap<String, TemplateEntry>,
+    completer: Option<Completer>,
+}
+
+/// Suggests values for `completion/complete`: given the `ref` object, the argument name and the
+/// prefix typed so far, returns candidate values.
+pub type CompleteFn = dyn Fn(&Map<String, Value>, &str, &str) -> Vec<String> + Send + Sync;
+
+/// A completion function.
+#[derive(Clone)]
+pub struct Completer(Arc<CompleteFn>);
+
+impl fmt::Debug for Completer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Completer")
+    }
+}
+
+impl Catalog {
+    /// Sets the function that answers `completion/complete` (without one, every completion is
+    /// an empty list).
+    pub fn set_completer(
+        &mut self,
+        completer: impl Fn(&Map<String, Value>, &str, &str) -> Vec<String> + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.completer = Some(Completer(Arc::new(completer)));
+        self
+    }
+
+    /// The completion function, if any.
+    pub fn completer(&self) -> Option<&CompleteFn> {
+        self.completer.as_ref().map(|c| &*c.0)
+    }
+
+    /// An empty catalog.
+    pub fn new() -> Self {
+        Catalog::default()
+    }
+
+    /// Adds (or replaces) a tool.
+    pub fn add_tool(&mut self, definition: Tool, handler: impl ToolHandler) -> &mut Self {
+        let entry = ToolEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
+        self.tools.insert(entry.definition.name.clone(), entry);
+        self
+    }
+
+    /// Adds (or replaces) a prompt.
+    pub fn add_prompt(&mut self, definition: Prompt, handler: impl PromptHandler) -> &mut Self {
+        let entry = PromptEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
+        self.prompts.insert(entry.definition.name.clone(), entry);
+        self
+    }
+
+    /// Adds (or replaces) a resource.
+    pub fn add_resource(&mut self, definition: Resource, handler: impl ResourceHandler) -> &mut Self {
+        let entry = ResourceEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
+        self.resources.insert(entry.definition.uri.clone(), entry);
+        self
+    }
+
+    /// Adds (or replaces) a resource template.
+    pub fn add_template(&mut self, definition: ResourceTemplate, handler: impl ResourceHandler) -> &mut Self {
+        let entry = TemplateEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
+        self.templates.insert(entry.definition.uri_template.clone(), entry);
+        self
+    }
+
+    /// Removes a tool; true when it was there.
+    pub fn remove_tool(&mut self, name: &str) -> bool {
+        self.tools.remove(name).is_some()
+    }
+
+    /// Keeps only the tools whose names pass `keep`.
+    pub fn retain_tools(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.tools.retain(|name, _| keep(name));
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.tools.get(name)
+    }
+
+    /// The prompt called `name`.
+    pub fn prompt(&self, name: &str) -> Option<&PromptEntry> {
+        self.prompts.get(name)
+    }
+
+    /// The resource at `uri`, or the first template (in template order) that matches it.
+    pub fn resolve_resource(&self, uri: &str) -> Option<(Arc<dyn ResourceHandler>, UriVariables)> {
+        if let Some(entry) = self.resources.get(uri) {
+            return Some((entry.handler.clone(), Vec::new()));
+        }
+        self.templates
+            .values()
+            .find_map(|t| t.definition.match_uri(uri).map(|vars| (t.handler.clone(), vars)))
+    }
+
+    /// Tools in name order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolEntry> {
+        self.tools.values()
+    }
+
+    /// Prompts in name order.
+    pub fn prompts(&self) -> impl Iterator<Item = &PromptEntry> {
+        self.prompts.values()
+    }
+
+    /// Resources in URI order.
+    pub fn resources(&self) -> impl Iterator<Item = &ResourceEntry> {
+        self.resources.values()
+    }
+
+    /// Templates in template order.
+    pub fn templates(&self) -> impl Iterator<Item = &TemplateEntry> {
+        self.templates.values()
+    }
+
+    /// Tool names in order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// One page of tools starting after the key `after`.
+    pub(crate) fn tool_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Tool>>, Option<String>) {
+        page(&self.tools, after, size, |e| e.definition.clone())
+    }
+
+    /// One page of prompts.
+    pub(crate) fn prompt_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Prompt>>, Option<String>) {
+        page(&self.prompts, after, size, |e| e.definition.clone())
+    }
+
+    /// One page of resources.
+    pub(crate) fn resource_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Resource>>, Option<String>) {
+        page(&self.resources, after, size, |e| e.definition.clone())
+    }
+
+    /// One page of templates.
+    pub(crate) fn template_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<ResourceTemplate>>, Option<String>) {
+        page(&self.templates, after, size, |e| e.definition.clone())
+    }
+}
+
+/// Takes up to `size` entries after the key `after`; the second value is the key to continue
+/// after, when more remain.
+fn page<E, T>(map: &BTreeMap<String, E>, after: Option<&str>, size: usize, f: impl Fn(&E) -> T) -> (Vec<T>, Option<String>) {
+    use std::ops::Bound;
+    let lower = match after {
+        Some(key) => Bound::Excluded(key),
+        None => Bound::Unbounded,
+    };
+    let mut iter = map.range::<str, _>((lower, Bound::Unbounded));
+    let items: Vec<(&String, &E)> = iter.by_ref().take(size.max(1)).collect();
+    let next = if iter.next().is_some() { items.last().map(|(k, _)| (*k).clone()) } else { None };
+    (items.into_iter().map(|(_, e)| f(e)).collect(), next)
+}

@@ -1,0 +1,235 @@
+//! What a tool, prompt or resource handler sees of the request that invoked it: the session,
+//! the protocol version, the request's `_meta`, and a [`Peer`] to send progress, log messages
+//! and (in sessions) requests back to the client.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::catalog::BoxFuture;
+use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::model::meta_keys;
+use crate::version::ProtocolVersion;
+
+/// Syslog severity of a `notifications/message` (RFC 5424 order, least severe first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Debugging detail.
+    Debug,
+    /// Informational.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Warning.
+    Warning,
+    /// Error.
+    Error,
+    /// Critical.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// System is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Reads a level name.
+    pub fn parse(s: &str) -> Option<LogLevel> {
+        serde_json::from_value(Value::String(s.to_owned())).ok()
+    }
+}
+
+/// The way back to the client for messages related to one request. Transports implement it:
+/// stdio writes to stdout, a streamable-HTTP request writes to its SSE stream.
+pub trait Peer: Send + Sync + 'static {
+    /// Sends a notification (progress, log message) related to the current request.
+    fn notify(&self, method: &str, params: Value);
+
+    /// Sends a request to the client and waits for its answer. Transports that cannot carry
+    /// server-to-client requests answer with an error.
+    fn request(&self, method: &str, _params: Value) -> BoxFuture<Result<Value, ErrorObject>> {
+        let error = ErrorObject::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("{method}: this transport cannot send requests to the client"),
+        );
+        Box::pin(async move { Err(error) })
+    }
+}
+
+/// The request a handler serves.
+#[derive(Clone)]
+pub struct ToolContext {
+    session_id: Option<Arc<str>>,
+    version: ProtocolVersion,
+    meta: Option<Arc<Map<String, Value>>>,
+    client_capabilities: Option<Arc<Value>>,
+    log_level: Option<LogLevel>,
+    peer: Option<Arc<dyn Peer>>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("session_id", &self.session_id)
+            .field("version", &self.version)
+            .field("meta", &self.meta)
+            .field("log_level", &self.log_level)
+            .field("has_peer", &self.peer.is_some())
+            .finish()
+    }
+}
+
+impl ToolContext {
+    /// A context with no session, no peer and no metadata.
+    pub fn new(version: ProtocolVersion) -> Self {
+        ToolContext { session_id: None, version, meta: None, client_capabilities: None, log_level: None, peer: None }
+    }
+
+    /// Sets the session id.
+    #[must_use]
+    pub fn with_session(mut self, session_id: Option<Arc<str>>) -> Self {
+        self.session_id = session_id;
+        self
+    }
+
+    /// Sets the request's `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Option<Arc<Map<String, Value>>>) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// Sets the client's capabilities.
+    #[must_use]
+    pub fn with_client_capabilities(mut self, capabilities: Option<Arc<Value>>) -> Self {
+        self.client_capabilities = capabilities;
+        self
+    }
+
+    /// Sets the minimum level of log messages the client wants (none: no log messages).
+    #[must_use]
+    pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// Sets the peer.
+    #[must_use]
+    pub fn with_peer(mut self, peer: Option<Arc<dyn Peer>>) -> Self {
+        self.peer = peer;
+        self
+    }
+
+    /// The streamable-HTTP or stdio session, if the request belongs to one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    /// The protocol revision of the request.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The request's `_meta`.
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_deref()
+    }
+
+    /// The request's progress token.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.meta().and_then(|m| m.get(meta_keys::PROGRESS_TOKEN))
+    }
+
+    /// The client's declared capabilities (from `initialize` or this request's `_meta`).
+    pub fn client_capabilities(&self) -> Option<&Value> {
+        self.client_capabilities.as_deref()
+    }
+
+    /// Whether the client declared the capability `name` (e.g. `"sampling"`).
+    pub fn client_supports(&self, name: &str) -> bool {
+        self.client_capabilities().and_then(|c| c.get(name)).is_some_and(|v| !v.is_null())
+    }
+
+    /// Whether a peer can carry notifications for this request.
+    pub fn has_peer(&self) -> bool {
+        self.peer.is_some()
+    }
+
+    /// Reports progress when the request carried a progress token and a peer exists; a no-op
+    /// otherwise. `progress` must increase from call to call.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(peer), Some(token)) = (&self.peer, self.progress_token()) else { return };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        peer.notify("notifications/progress", params);
+    }
+
+    /// Sends a log message when the client asked for this level or a less severe one.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let (Some(peer), Some(min)) = (&self.peer, self.log_level) else { return };
+        if level < min {
+            return;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        peer.notify("notifications/message", params);
+    }
+
+    /// Sends a request to the client (sampling, elicitation, roots) and waits for the answer.
+    ///
+    /// # Errors
+    /// The client's error, or an error when this transport cannot carry such requests.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        match &self.peer {
+            Some(peer) => peer.request(method, params).await,
+            None => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("{method}: this request has no channel back to the client"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<(String, Value)>>);
+
+    impl Peer for Recorder {
+        fn notify(&self, method: &str, params: Value) {
+            self.0.lock().unwrap().push((method.to_owned(), params));
+        }
+    }
+
+    #[test]
+    fn progress_needs_a_token_and_logs_respect_the_level() {
+        let recorder = Arc::new(Recorder::default());
+        let mut meta = Map::new();
+        meta.insert("progressToken".into(), json!("t1"));
+        let ctx = ToolContext::new(ProtocolVersion::V2025_11_25)
+            .with_peer(Some(recorder.clone()))
+            .with_log_level(Some(LogLevel::Warning));
+        ctx.progress(1.0, None, None);
+        ctx.log(LogLevel::Info, None, json!("hidden"));
+        let ctx = ctx.with_meta(Some(Arc::new(meta)));
+        ctx.progress(1.0, Some(2.0), Some("half"));
+        ctx.log(LogLevel::Error, Some("t"), json!("shown"));
+        let sent = recorder.0.lock().unwrap().clone();
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[0].1, json!({"progressToken":"t1","progress":1.0,"total":2.0,"message":"half"}));
+        assert_eq!(sent[1].1, json!({"level":"error","logger":"t","data":"shown"}));
+    }
+}

@@ -1,0 +1,426 @@
+//! JSON-RPC 2.0 envelopes: parsing with the exact error for each malformation, and serialization
+//! of the answers.
+//!
+//! This module knows nothing of MCP. It turns bytes into [`Incoming`] (one message or a batch)
+//! and reports every malformed input as a [`Rejection`] carrying the JSON-RPC error and, when it
+//! could be read, the request id to echo. The body is parsed exactly once, into a
+//! [`serde_json::Value`] whose parts are then moved (never cloned) into the typed envelopes.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// The `jsonrpc` member every message must carry.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string or an integer, never `null` (MCP forbids null ids).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(Arc<str>),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(Arc::from(s))
+    }
+}
+
+impl RequestId {
+    /// Reads an id from a JSON value: strings and integers only.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::String(Arc::from(s.as_str()))),
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            _ => None,
+        }
+    }
+}
+
+/// A JSON-RPC error code. The named constants cover JSON-RPC itself and the codes MCP defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method does not exist or is not available in this era.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Invalid method parameters (also: unknown tool, prompt or, from 2026-07-28, resource).
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// Internal error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Implementation-defined: the request carried no valid key.
+    pub const UNAUTHORIZED: ErrorCode = ErrorCode(-32001);
+    /// MCP up to 2025-11-25: the resource does not exist.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// MCP 2026-07-28: a routing header disagrees with the body or is missing.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28: the request needs a client capability it did not declare.
+    pub const MISSING_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// MCP 2026-07-28: the protocol version is not implemented.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The `error` member of a JSON-RPC error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short human-readable description.
+    pub message: String,
+    /// Structured detail, when the protocol defines some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error without data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    /// Adds structured data.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// A request: it has an id and expects exactly one response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id to echo in the response.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params object (MCP params are always objects).
+    pub params: Option<Map<String, Value>>,
+}
+
+/// A notification: no id, never answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params object.
+    pub params: Option<Map<String, Value>>,
+}
+
+/// A response sent to us (the answer to a request we sent to the peer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request it answers; absent only on an error whose request id was unreadable.
+    pub id: Option<RequestId>,
+    /// The result, or the error.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+/// One well-formed JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response to one of our requests.
+    Response(Response),
+}
+
+/// A parsed body: one message or a batch (an array) of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A single message.
+    Single(Message),
+    /// A non-empty batch; each element is judged on its own.
+    Batch(Vec<Result<Message, Rejection>>),
+}
+
+/// A malformed input: the error to send and the id to echo, when it could be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// The request id, when readable.
+    pub id: Option<RequestId>,
+    /// The error to answer with.
+    pub error: ErrorObject,
+}
+
+impl Rejection {
+    fn parse(detail: impl fmt::Display) -> Self {
+        Rejection {
+            id: None,
+            error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}")),
+        }
+    }
+
+    fn invalid(id: Option<RequestId>, detail: &str) -> Self {
+        Rejection {
+            id,
+            error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {detail}")),
+        }
+    }
+}
+
+/// Parses a body: invalid JSON (including nesting deeper than serde_json's recursion limit)
+/// is a `-32700` rejection with no id; a body that is JSON but not a message is `-32600`.
+///
+/// # Errors
+/// A [`Rejection`] for the whole body: a parse error, an empty batch, or a single invalid message.
+pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
+    let value: Value = serde_json::from_slice(bytes).map_err(Rejection::parse)?;
+    match value {
+        Value::Array(items) if items.is_empty() => Err(Rejection::invalid(None, "empty batch")),
+        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify).collect())),
+        other => classify(other).map(Incoming::Single),
+    }
+}
+
+/// Parses a body that must be exactly one message (stdio lines of revisions without batches use
+/// [`parse`] too; this is for callers that never accept arrays).
+///
+/// # Errors
+/// As [`parse`], plus `-32600` for an array.
+pub fn parse_single(bytes: &[u8]) -> Result<Message, Rejection> {
+    match parse(bytes)? {
+        Incoming::Single(message) => Ok(message),
+        Incoming::Batch(_) => Err(Rejection::invalid(None, "batches are not accepted here")),
+    }
+}
+
+/// Turns one JSON value into a message, checking the JSON-RPC 2.0 rules MCP relies on.
+///
+/// # Errors
+/// `-32600` with the id echoed when it is a readable string or integer.
+pub fn classify(value: Value) -> Result<Message, Rejection> {
+    let Value::Object(mut object) = value else {
+        return Err(Rejection::invalid(None, "a message must be a JSON object"));
+    };
+    let id = match object.remove("id") {
+        None => None,
+        Some(raw) => match RequestId::from_value(&raw) {
+            Some(id) => Some(id),
+            None => return Err(Rejection::invalid(None, "id must be a string or an integer")),
+        },
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+        _ => return Err(Rejection::invalid(id, "jsonrpc must be \"2.0\"")),
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(m)) if !m.is_empty() => m,
+        Some(_) => return Err(Rejection::invalid(id, "method must be a non-empty string")),
+        None => return classify_response(id, object),
+    };
+    let params = match object.remove("params") {
+        None => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => return Err(Rejection::invalid(id, "params must be an object")),
+    };
+    Ok(match id {
+        Some(id) => Message::Request(Request { id, method, params }),
+        None => Message::Notification(Notification { method, params }),
+    })
+}
+
+fn classify_response(id: Option<RequestId>, mut object: Map<String, Value>) -> Result<Message, Rejection> {
+    let result = object.remove("result");
+    let error = object.remove("error");
+    let outcome = match (result, error) {
+        (Some(result), None) if id.is_some() => Ok(result),
+        (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+            Ok(error) => Err(error),
+            Err(_) => return Err(Rejection::invalid(id, "error must have an integer code and a message")),
+        },
+        _ => return Err(Rejection::invalid(id, "method is required")),
+    };
+    Ok(Message::Response(Response { id, outcome }))
+}
+
+/// A response we send: borrowed parts serialized straight to bytes, without building a `Value`.
+#[derive(Debug, Clone, Copy)]
+pub enum Outgoing<'a> {
+    /// A success.
+    Result {
+        /// The request id.
+        id: &'a RequestId,
+        /// The result object.
+        result: &'a Value,
+    },
+    /// An error; `id` is serialized as `null` when absent.
+    Error {
+        /// The request id, when known.
+        id: Option<&'a RequestId>,
+        /// The error.
+        error: &'a ErrorObject,
+    },
+}
+
+impl Serialize for Outgoing<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Response", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        match self {
+            Outgoing::Result { id, result } => {
+                s.serialize_field("id", id)?;
+                s.serialize_field("result", result)?;
+            }
+            Outgoing::Error { id, error } => {
+                s.serialize_field("id", id)?;
+                s.serialize_field("error", error)?;
+            }
+        }
+        s.end()
+    }
+}
+
+impl Outgoing<'_> {
+    /// Serializes to compact JSON bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        // Serializing these types cannot fail: every key is a string and no map has non-string keys.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// Serializes a notification or a request that we send to the peer.
+pub fn outgoing_message(id: Option<&RequestId>, method: &str, params: Option<&Value>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        jsonrpc: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a RequestId>,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Value>,
+    }
+    serde_json::to_vec(&Out { jsonrpc: JSONRPC_VERSION, id, method, params }).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rejection(body: &str) -> Rejection {
+        parse(body.as_bytes()).expect_err("must be rejected")
+    }
+
+    #[test]
+    fn invalid_json_is_a_parse_error_without_id() {
+        let r = rejection("{invalid");
+        assert_eq!(r.error.code, ErrorCode::PARSE_ERROR);
+        assert_eq!(r.id, None);
+    }
+
+    #[test]
+    fn nesting_beyond_the_recursion_limit_is_a_parse_error() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert_eq!(rejection(&deep).error.code, ErrorCode::PARSE_ERROR);
+    }
+
+    #[test]
+    fn wrong_jsonrpc_echoes_the_id() {
+        let r = rejection(r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#);
+        assert_eq!(r.error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(r.id, Some(RequestId::Number(7)));
+    }
+
+    #[test]
+    fn unreadable_ids_are_not_echoed() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+        ] {
+            let r = rejection(body);
+            assert_eq!(r.error.code, ErrorCode::INVALID_REQUEST, "{body}");
+            assert_eq!(r.id, None, "{body}");
+        }
+    }
+
+    #[test]
+    fn missing_method_and_non_object_params_are_invalid() {
+        assert_eq!(rejection(r#"{"jsonrpc":"2.0","id":"a"}"#).id, Some(RequestId::from("a")));
+        let r = rejection(r#"{"jsonrpc":"2.0","id":2,"method":"x","params":[1]}"#);
+        assert_eq!(r.error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(r.id, Some(RequestId::Number(2)));
+        assert_eq!(rejection("42").error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(rejection("[]").error.code, ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn requests_notifications_and_responses_are_told_apart() {
+        let Ok(Incoming::Single(Message::Request(r))) =
+            parse(br#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{"cursor":"c"}}"#)
+        else {
+            panic!("request expected")
+        };
+        assert_eq!(r.method, "tools/list");
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Incoming::Single(Message::Notification(_)))
+        ));
+        let Ok(Incoming::Single(Message::Response(resp))) =
+            parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#)
+        else {
+            panic!("response expected")
+        };
+        assert_eq!(resp.outcome.unwrap_err().code, ErrorCode(-1));
+    }
+
+    #[test]
+    fn batches_judge_each_element() {
+        let Ok(Incoming::Batch(items)) =
+            parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2}]"#)
+        else {
+            panic!("batch expected")
+        };
+        assert!(items[0].is_ok());
+        assert_eq!(items[1].as_ref().unwrap_err().id, Some(RequestId::Number(2)));
+    }
+
+    #[test]
+    fn outgoing_error_serializes_null_id() {
+        let e = ErrorObject::new(ErrorCode::PARSE_ERROR, "bad");
+        let v: Value = serde_json::from_slice(&Outgoing::Error { id: None, error: &e }.to_vec()).unwrap();
+        assert_eq!(v, json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}));
+    }
+}

@@ -1,0 +1,37 @@
+//! # mcpd — the protocol core
+//!
+//! The pure part of mcpd, an actor-based MCP (Model Context Protocol) runtime: everything that
+//! can be decided without sockets, actors or a runtime. The actix runtime (`mcpd-actors`) builds
+//! on it; nothing here may depend on that crate.
+//!
+//! ## Layout
+//!
+//! - [`jsonrpc`] — JSON-RPC 2.0 envelopes, parsing with the exact error for each malformation.
+//! - [`version`] — the five protocol revisions and their eras.
+//! - [`error`] — protocol errors with their JSON-RPC codes and HTTP statuses.
+//! - [`headers`] — routing headers and the `=?base64?…?=` value encoding.
+//! - [`model`] — MCP types: tools, content blocks, prompts, resources, capabilities.
+//! - [`catalog`] — tools, prompts and resources with their async handlers.
+//! - [`context`] — what a handler sees of its request, and the [`context::Peer`] back to the client.
+//! - [`server`] — routing a request to its operation and shaping the result for its era.
+//! - [`config`] — `mcp.properties`, the `enabledTools` filter and the persisted listener settings.
+//! - [`auth`] — API keys (constant-time) and Origin / Host checks.
+//! - [`builtin`] — the tools a fresh `mcpd` serves (`echo`, `time`).
+
+pub mod auth;
+pub mod builtin;
+pub mod catalog;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod headers;
+pub mod jsonrpc;
+pub mod model;
+pub mod server;
+pub mod version;
+
+pub use catalog::{Catalog, ToolError};
+pub use context::ToolContext;
+pub use error::ProtocolError;
+pub use server::{McpServer, ServerOptions};
+pub use version::ProtocolVersion;

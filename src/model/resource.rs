@@ -1,0 +1,152 @@
+//! Resources and resource templates.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Annotations, Meta, ResourceContents};
+
+/// A resource, as `resources/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Its URI.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Resource {
+    /// A resource with a URI, a name and a MIME type.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: Some(mime_type.into()),
+            size: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// A resource template (RFC 6570 URI template).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The template, e.g. `test://template/{id}/data`.
+    pub uri_template: String,
+    /// Its name.
+    pub name: String,
+    /// Display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it yields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type of what it yields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+impl ResourceTemplate {
+    /// A template with a name and MIME type.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: Some(mime_type.into()),
+            annotations: None,
+        }
+    }
+
+    /// Matches a URI against a template of literal text and `{var}` segments (each variable
+    /// matches one or more characters other than `/`); returns the variables when it matches.
+    pub fn match_uri(&self, uri: &str) -> Option<Vec<(String, String)>> {
+        match_template(&self.uri_template, uri)
+    }
+}
+
+fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+    let mut vars = Vec::new();
+    let mut rest = uri;
+    let mut t = template;
+    while !t.is_empty() {
+        if let Some(after_brace) = t.strip_prefix('{') {
+            let close = after_brace.find('}')?;
+            let name = &after_brace[..close];
+            t = &after_brace[close + 1..];
+            let literal_end = t.find('{').unwrap_or(t.len());
+            let next_literal = &t[..literal_end];
+            let end = if next_literal.is_empty() {
+                rest.find('/').unwrap_or(rest.len())
+            } else {
+                rest.find(next_literal)?
+            };
+            let value = &rest[..end];
+            if value.is_empty() || value.contains('/') {
+                return None;
+            }
+            vars.push((name.to_owned(), value.to_owned()));
+            rest = &rest[end..];
+        } else {
+            let literal_end = t.find('{').unwrap_or(t.len());
+            rest = rest.strip_prefix(&t[..literal_end])?;
+            t = &t[literal_end..];
+        }
+    }
+    rest.is_empty().then_some(vars)
+}
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// The contents (never empty for a resource that exists).
+    pub contents: Vec<ResourceContents>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_and_extract_variables() {
+        let t = ResourceTemplate::new("test://template/{id}/data", "t", "application/json");
+        assert_eq!(t.match_uri("test://template/123/data"), Some(vec![("id".into(), "123".into())]));
+        assert_eq!(t.match_uri("test://template//data"), None);
+        assert_eq!(t.match_uri("test://template/1/2/data"), None);
+        assert_eq!(t.match_uri("test://template/123/datax"), None);
+        let tail = ResourceTemplate::new("file:///{name}", "f", "text/plain");
+        assert_eq!(tail.match_uri("file:///a.txt"), Some(vec![("name".into(), "a.txt".into())]));
+    }
+}
