@@ -1,1 +1,27 @@
+//! # mcpd-actors — the actix runtime of mcpd
+//!
+//! The actors, transports and lifecycles built on the pure protocol core (`mcpd`):
+//!
+//! | actor | one per | module |
+//! |---|---|---|
+//! | [`supervisor::Supervisor`] | process | owns the actor counts, orders shutdown |
+//! | [`listener::Listener`] | bound HTTP endpoint | the actix-web server handle, start/stop/settings |
+//! | [`tool_executor::ToolExecutor`] | connection | runs its requests concurrently, cancels them |
+//!
+//! Transports: [`http`] (one endpoint for every revision) and [`stdio`]. The library API is
+//! [`Mcpd`]; the `mcpd` binary (`src/main.rs`) is a thin CLI over it.
 
+pub mod config;
+pub mod counts;
+pub mod http;
+pub mod listener;
+pub mod runtime;
+pub mod status;
+pub mod stdio;
+pub mod supervisor;
+pub mod tool_executor;
+
+pub use config::{Limits, ListenerConfig, TransportMode};
+pub use counts::{ActorCounts, ActorKind};
+pub use runtime::{Mcpd, RuntimeError};
+pub use status::ListenerStatus;

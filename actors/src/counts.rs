@@ -1,0 +1,97 @@
+//! Live actor gauges and message counters per actor kind, kept in atomics so that the status and
+//! metrics endpoints read them without a mailbox hop. Every actor increments its gauge in
+//! `started()` and decrements it in `stopped()`; tests assert the gauges drain to zero.
+
+use std::fmt;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// The kinds of actor in the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActorKind {
+    /// One per process.
+    Supervisor,
+    /// One per bound HTTP endpoint.
+    Listener,
+    /// One per streamable-HTTP session or stdio connection.
+    Session,
+    /// One per connection or session: runs its tool calls concurrently.
+    ToolExecutor,
+    /// One per remote server.
+    ClientConnection,
+}
+
+impl ActorKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [ActorKind; 5] = [
+        ActorKind::Supervisor,
+        ActorKind::Listener,
+        ActorKind::Session,
+        ActorKind::ToolExecutor,
+        ActorKind::ClientConnection,
+    ];
+
+    /// The metric label.
+    pub const fn label(self) -> &'static str {
+        match self {
+            ActorKind::Supervisor => "supervisor",
+            ActorKind::Listener => "listener",
+            ActorKind::Session => "session",
+            ActorKind::ToolExecutor => "tool_executor",
+            ActorKind::ClientConnection => "client_connection",
+        }
+    }
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for ActorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Live actors and handled messages per kind.
+#[derive(Debug, Default)]
+pub struct ActorCounts {
+    live: [AtomicI64; 5],
+    messages: [AtomicU64; 5],
+}
+
+impl ActorCounts {
+    /// New zeroed counts.
+    pub fn new() -> Self {
+        ActorCounts::default()
+    }
+
+    /// Called from an actor's `started()`.
+    pub fn started(&self, kind: ActorKind) {
+        self.live[kind.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Called from an actor's `stopped()`.
+    pub fn stopped(&self, kind: ActorKind) {
+        self.live[kind.index()].fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Called once per handled message.
+    pub fn handled(&self, kind: ActorKind) {
+        self.messages[kind.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Live actors of a kind.
+    pub fn live(&self, kind: ActorKind) -> i64 {
+        self.live[kind.index()].load(Ordering::Relaxed)
+    }
+
+    /// Messages handled by actors of a kind.
+    pub fn messages(&self, kind: ActorKind) -> u64 {
+        self.messages[kind.index()].load(Ordering::Relaxed)
+    }
+
+    /// Live actors of every kind.
+    pub fn snapshot(&self) -> Vec<(ActorKind, i64)> {
+        ActorKind::ALL.iter().map(|k| (*k, self.live(*k))).collect()
+    }
+}

@@ -1,0 +1,158 @@
+//! `POST /mcp`: one JSON-RPC message (or a 2025-03-26 batch) in, one answer out.
+//!
+//! The stateless path is: read the body once, parse it once, validate in the core, execute,
+//! serialize once. No actor, task or channel is created per request.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::StreamExt as _;
+use mcpd::jsonrpc::{self, ErrorCode, Incoming, Message, Outgoing, Rejection, Request, RequestId};
+use mcpd::server::{http_era, legacy_http_version, validate_stateless, RoutingHeaders, Scope};
+use mcpd::version::{Era, ProtocolVersion};
+use mcpd::ProtocolError;
+use serde_json::Value;
+
+use super::reply::{error_response, json_bytes, plain_error, result_response};
+use super::AppState;
+use crate::tool_executor::execute;
+
+pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = super::guard(&req, &state) {
+        return denied;
+    }
+    if let Some(content_type) = req.headers().get(header::CONTENT_TYPE) {
+        let content_type = content_type.to_str().unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return plain_error(
+                415,
+                ErrorCode::INVALID_REQUEST,
+                format!("Unsupported Content-Type {content_type:?}; send application/json"),
+            );
+        }
+    }
+    let body = match read_body(&req, payload, state.limits.max_body_bytes).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let routing = RoutingHeaders {
+        protocol_version: header(mcpd::headers::PROTOCOL_VERSION),
+        method: header(mcpd::headers::METHOD),
+        name: header(mcpd::headers::NAME),
+    };
+    match jsonrpc::parse(&body) {
+        Err(rejection) => rejection_response(400, &rejection),
+        Ok(Incoming::Single(Message::Request(request))) => {
+            let id = request.id.clone();
+            let (era, outcome) = answer(request, &routing, &state).await;
+            match outcome {
+                Ok(result) => result_response(&id, &result),
+                Err(error) => error_response(Some(&id), &error, era),
+            }
+        }
+        // Notifications and responses need no answer; without a session nothing awaits them.
+        Ok(Incoming::Single(Message::Notification(_) | Message::Response(_))) => HttpResponse::Accepted().finish(),
+        Ok(Incoming::Batch(items)) => batch(items, &routing, &state).await,
+    }
+}
+
+fn rejection_response(status: u16, rejection: &Rejection) -> HttpResponse {
+    json_bytes(status, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
+}
+
+/// Reads the body up to `limit` bytes; a larger one is answered 413 with a JSON-RPC error.
+async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
+    let too_large = || {
+        plain_error(
+            413,
+            ErrorCode::INVALID_REQUEST,
+            format!("Request body too large: the limit is {limit} bytes"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::with_capacity(declared.unwrap_or(1024).min(limit));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| plain_error(400, ErrorCode::INVALID_REQUEST, format!("Invalid request body: {e}")))?;
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Validates and executes one request; returns its era (for the error status) and outcome.
+async fn answer(request: Request, routing: &RoutingHeaders<'_>, state: &AppState) -> (Era, Result<Value, ProtocolError>) {
+    match http_era(request.params.as_ref(), routing.protocol_version) {
+        Era::Stateless => {
+            let outcome = match validate_stateless(&request, Some(routing)) {
+                Ok(valid) => execute(&state.server, request, Scope::stateless(&valid), state.limits.tool_timeout).await,
+                Err(error) => Err(error),
+            };
+            (Era::Stateless, outcome)
+        }
+        Era::Stateful => (Era::Stateful, answer_legacy(request, routing, state).await),
+    }
+}
+
+async fn answer_legacy(request: Request, routing: &RoutingHeaders<'_>, state: &AppState) -> Result<Value, ProtocolError> {
+    if request.method == "initialize" {
+        return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
+    }
+    let version = legacy_http_version(routing.protocol_version)?;
+    execute(&state.server, request, Scope::new(version), state.limits.tool_timeout).await
+}
+
+/// A JSON-RPC batch: only under 2025-03-26 (the header, or its absence, decides).
+async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<'_>, state: &AppState) -> HttpResponse {
+    let version = match routing.protocol_version.map(str::trim) {
+        None => ProtocolVersion::HTTP_DEFAULT,
+        Some(v) => ProtocolVersion::parse(v).unwrap_or(ProtocolVersion::STATELESS),
+    };
+    if !version.allows_batch() {
+        return error_response(None, &ProtocolError::BatchNotAllowed(version.as_str()), Era::Stateful);
+    }
+    let answers = items.into_iter().map(|item| async move {
+        match item {
+            Err(rejection) => Some(Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec()),
+            Ok(Message::Request(request)) => {
+                let id: RequestId = request.id.clone();
+                let outcome = if http_era(request.params.as_ref(), None) == Era::Stateless {
+                    Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
+                } else {
+                    answer_legacy(request, routing, state).await
+                };
+                Some(match outcome {
+                    Ok(result) => Outgoing::Result { id: &id, result: &result }.to_vec(),
+                    Err(error) => {
+                        let object = error.to_error_object(Era::Stateful);
+                        Outgoing::Error { id: Some(&id), error: &object }.to_vec()
+                    }
+                })
+            }
+            Ok(Message::Notification(_) | Message::Response(_)) => None,
+        }
+    });
+    let answers: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
+    if answers.is_empty() {
+        return HttpResponse::Accepted().finish();
+    }
+    let mut body = Vec::with_capacity(answers.iter().map(Vec::len).sum::<usize>() + answers.len() + 2);
+    body.push(b'[');
+    for (i, answer) in answers.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(answer);
+    }
+    body.push(b']');
+    json_bytes(200, body)
+}

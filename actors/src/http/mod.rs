@@ -1,0 +1,119 @@
+//! The HTTP edge: routes, the key and Origin guard, and JSON-RPC error responses.
+//!
+//! Routes: `POST /mcp` (JSON-RPC), other methods on `/mcp` (405 with `Allow`), `GET /` and
+//! `GET /status` (status JSON); anything else is 404. Every route is behind the same guard:
+//! a bad `Host` (loopback binds) or `Origin` is 403, a missing or wrong key is 401.
+
+mod mcp;
+mod reply;
+
+use std::sync::Arc;
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use mcpd::auth::{KeySet, OriginPolicy};
+use mcpd::McpServer;
+
+use crate::config::{Limits, TransportMode};
+use crate::status::StatusCell;
+
+
+/// What every HTTP worker shares. Built once per listener start.
+#[derive(Debug)]
+pub struct AppState {
+    /// The protocol layer.
+    pub server: Arc<McpServer>,
+    /// API keys.
+    pub keys: KeySet,
+    /// Origin and Host policy.
+    pub origins: OriginPolicy,
+    /// Whether the listener is bound to loopback (then `Host` is checked).
+    pub check_host: bool,
+    /// Limits.
+    pub limits: Limits,
+    /// Transport mode.
+    pub mode: TransportMode,
+    /// The listener's status, for `GET /status`.
+    pub status: Arc<StatusCell>,
+}
+
+/// Registers the routes on an actix-web app.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/mcp")
+            .route(web::post().to(mcp::post))
+            .default_service(web::to(method_not_allowed)),
+    )
+    .service(web::resource(["/", "/status"]).route(web::get().to(status)).default_service(web::to(method_not_allowed_get)))
+    .default_service(web::to(not_found));
+}
+
+/// Checks Host, Origin and key, in that order. `None` means the request may proceed.
+pub(crate) fn guard(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
+    let headers = req.headers();
+    if state.check_host {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+        if !state.origins.host_allowed(host) {
+            log::debug!("rejecting Host {host:?}");
+            return Some(reply::plain_error(403, mcpd::jsonrpc::ErrorCode::INVALID_REQUEST, format!("Forbidden: Host {host:?} is not allowed")));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !state.origins.origin_allowed(origin) {
+            log::debug!("rejecting Origin {origin:?}");
+            return Some(reply::plain_error(403, mcpd::jsonrpc::ErrorCode::INVALID_REQUEST, format!("Forbidden: Origin {origin:?} is not allowed")));
+        }
+    }
+    let authorized = state.keys.authorizes(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    if !authorized {
+        let mut response = reply::plain_error(401, mcpd::jsonrpc::ErrorCode::UNAUTHORIZED, "Unauthorized: a valid API key is required".into());
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        return Some(response);
+    }
+    None
+}
+
+async fn status(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    HttpResponse::Ok().json(state.status.snapshot())
+}
+
+async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    let mut response = reply::plain_error(
+        405,
+        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+        format!("Method {} is not allowed on /mcp; use POST", req.method()),
+    );
+    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+    response
+}
+
+async fn method_not_allowed_get(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    let mut response = reply::plain_error(
+        405,
+        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+        format!("Method {} is not allowed on {}; use GET", req.method(), req.path()),
+    );
+    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("GET"));
+    response
+}
+
+async fn not_found(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    reply::plain_error(
+        404,
+        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+        format!("Not found: {}; the MCP endpoint is POST /mcp", req.path()),
+    )
+}

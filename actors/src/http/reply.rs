@@ -1,0 +1,36 @@
+//! Building HTTP responses that carry JSON-RPC bodies.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, RequestId};
+use mcpd::version::Era;
+use mcpd::ProtocolError;
+use serde_json::Value;
+
+const JSON: &str = "application/json";
+
+fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// A JSON body with a status.
+pub(crate) fn json_bytes(code: u16, body: Vec<u8>) -> HttpResponse {
+    HttpResponse::build(status(code)).content_type(JSON).body(body)
+}
+
+/// A success response.
+pub(crate) fn result_response(id: &RequestId, result: &Value) -> HttpResponse {
+    json_bytes(200, Outgoing::Result { id, result }.to_vec())
+}
+
+/// A protocol error with the status its era gives it.
+pub(crate) fn error_response(id: Option<&RequestId>, error: &ProtocolError, era: Era) -> HttpResponse {
+    let object = error.to_error_object(era);
+    json_bytes(error.http_status(era), Outgoing::Error { id, error: &object }.to_vec())
+}
+
+/// An error that is about the HTTP exchange itself (no request id).
+pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> HttpResponse {
+    let object = ErrorObject::new(rpc_code, message);
+    json_bytes(code, Outgoing::Error { id: None, error: &object }.to_vec())
+}

@@ -1,0 +1,304 @@
+//! The `Listener` actor: owns one bound HTTP endpoint (the actix-web server handle), starts and
+//! stops it, and persists whether it should run.
+//!
+//! Handles `StartListener` (stops the previous endpoint first), `StopListener`,
+//! `SyncWithSettings`, `ListenerStatusQuery` and `StopActor`. Start and stop are
+//! `AtomicResponse`s: one finishes before the next begins, so they never interleave.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, ActorContext, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _};
+use actix_web::dev::ServerHandle;
+use actix_web::{web, App, HttpServer};
+use derive_more::{Display, Error};
+use mcpd::config::ListenerSettings;
+use mcpd::McpServer;
+
+use crate::config::ListenerConfig;
+use crate::counts::{ActorCounts, ActorKind};
+use crate::http::{self, AppState};
+use crate::status::{now_millis, ListenerStatus, StatusCell};
+
+/// How long a stopping endpoint waits for in-flight requests.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the listener could not start.
+#[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The configuration would expose tools without a key.
+    #[display("{_0}")]
+    Exposure(#[error(not(source))] String),
+    /// Binding failed (port in use, bad address, …).
+    #[display("cannot listen on {address}: {reason}")]
+    Bind {
+        /// The address.
+        address: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The settings file could not be read or written.
+    #[display("settings file {path}: {reason}")]
+    Settings {
+        /// The file.
+        path: String,
+        /// The error.
+        reason: String,
+    },
+}
+
+struct Running {
+    handle: ServerHandle,
+}
+
+/// One HTTP endpoint.
+pub struct Listener {
+    server: Arc<McpServer>,
+    counts: Arc<ActorCounts>,
+    status: Arc<StatusCell>,
+    warnings: Vec<String>,
+    base: ListenerConfig,
+    running: Option<Running>,
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener").field("running", &self.running.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Listener {
+    /// A stopped listener. `base` supplies keys, limits and the settings file for
+    /// `SyncWithSettings`.
+    pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>, counts: Arc<ActorCounts>) -> Self {
+        let status = ListenerStatus::stopped(server.options().info.clone(), server.catalog().tools().count(), "stopped");
+        Listener { server, counts, status: Arc::new(StatusCell::new(status)), warnings, base, running: None }
+    }
+
+    /// The status cell (shared with HTTP workers).
+    pub fn status_cell(&self) -> Arc<StatusCell> {
+        self.status.clone()
+    }
+
+    fn stopped_status(&self, message: &str) -> ListenerStatus {
+        let mut status = self.status.snapshot();
+        status.running = false;
+        status.message = message.to_owned();
+        status
+    }
+
+    fn bind_and_run(&mut self, config: &ListenerConfig) -> Result<ListenerStatus, StartError> {
+        config.check_exposure().map_err(StartError::Exposure)?;
+        let address = format!("{}:{}", config.host, config.port);
+        let tcp = TcpListener::bind((config.host.as_str(), config.port))
+            .map_err(|e| StartError::Bind { address: address.clone(), reason: e.to_string() })?;
+        let port = tcp.local_addr().map(|a| a.port()).unwrap_or(config.port);
+        let status = ListenerStatus {
+            running: true,
+            host: config.host.clone(),
+            port,
+            url: config.url(port),
+            started_at: now_millis(),
+            message: "running".to_owned(),
+            transport: config.mode.label().to_owned(),
+            supported_versions: mcpd::version::ProtocolVersion::all_strings(),
+            server: self.server.options().info.clone(),
+            tools: self.server.catalog().tools().count(),
+            auth_required: !config.keys.is_open(),
+            warnings: self.warnings.clone(),
+        };
+        self.status.set(status.clone());
+        let state = web::Data::new(AppState {
+            server: self.server.clone(),
+            keys: config.keys.clone(),
+            origins: config.origins.clone(),
+            check_host: config.binds_loopback(),
+            limits: config.limits,
+            mode: config.mode,
+            status: self.status.clone(),
+        });
+        let workers = if config.workers == 0 {
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        } else {
+            config.workers
+        };
+        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(http::configure))
+            .workers(workers)
+            .disable_signals()
+            .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
+            .listen(tcp)
+            .map_err(|e| StartError::Bind { address, reason: e.to_string() })?
+            .run();
+        self.running = Some(Running { handle: server.handle() });
+        actix_rt::spawn(server);
+        log::info!("listening on {} ({})", status.url, config.mode.label());
+        Ok(status)
+    }
+}
+
+impl Actor for Listener {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _ctx: &mut Self::Context) {
+        self.counts.started(ActorKind::Listener);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        if let Some(running) = self.running.take() {
+            // The actor is gone; let the server drain on its own.
+            actix_rt::spawn(async move { running.handle.stop(true).await });
+        }
+        self.counts.stopped(ActorKind::Listener);
+    }
+}
+
+fn save_settings(path: Option<&PathBuf>, settings: &ListenerSettings) -> Result<(), StartError> {
+    let Some(path) = path else { return Ok(()) };
+    settings.save(path).map_err(|e| StartError::Settings { path: path.display().to_string(), reason: e.to_string() })
+}
+
+/// Start serving with `config`, after stopping the endpoint that runs now. Answers the new
+/// status; on success the settings file (if any) records `enabled: true`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ListenerStatus, StartError>")]
+pub struct StartListener {
+    /// What to bind and enforce.
+    pub config: ListenerConfig,
+}
+
+impl Handler<StartListener> for Listener {
+    type Result = AtomicResponse<Self, Result<ListenerStatus, StartError>>;
+
+    fn handle(&mut self, msg: StartListener, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Listener);
+        let previous = self.running.take();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Some(previous) = previous {
+                    previous.handle.stop(true).await;
+                }
+            }
+            .into_actor(self)
+            .map(move |(), act, _| {
+                let outcome = act.bind_and_run(&msg.config);
+                match &outcome {
+                    Ok(status) => {
+                        let settings = ListenerSettings { host: msg.config.host.clone(), port: status.port, enabled: true };
+                        save_settings(msg.config.settings_file.as_ref(), &settings)?;
+                    }
+                    Err(error) => act.status.set(act.stopped_status(&format!("start failed: {error}"))),
+                }
+                outcome
+            }),
+        ))
+    }
+}
+
+/// Stop serving. With `save_disabled`, the settings file records `enabled: false`.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ListenerStatus, StartError>")]
+pub struct StopListener {
+    /// Persist that the listener should stay off.
+    pub save_disabled: bool,
+}
+
+impl Handler<StopListener> for Listener {
+    type Result = AtomicResponse<Self, Result<ListenerStatus, StartError>>;
+
+    fn handle(&mut self, msg: StopListener, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Listener);
+        let previous = self.running.take();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Some(previous) = previous {
+                    previous.handle.stop(true).await;
+                }
+            }
+            .into_actor(self)
+            .map(move |(), act, _| {
+                let status = act.stopped_status("stopped");
+                act.status.set(status.clone());
+                if msg.save_disabled {
+                    let path = act.base.settings_file.clone();
+                    if let Some(path) = path.as_ref() {
+                        let mut settings = ListenerSettings::load(path)
+                            .map_err(|e| StartError::Settings { path: path.display().to_string(), reason: e.to_string() })?;
+                        settings.enabled = false;
+                        save_settings(Some(path), &settings)?;
+                    }
+                }
+                Ok(status)
+            }),
+        ))
+    }
+}
+
+/// Start or stop according to the persisted settings (`enabled`, `host`, `port`), keeping the
+/// rest of the base configuration.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<ListenerStatus, StartError>")]
+pub struct SyncWithSettings;
+
+impl Handler<SyncWithSettings> for Listener {
+    type Result = AtomicResponse<Self, Result<ListenerStatus, StartError>>;
+
+    fn handle(&mut self, _msg: SyncWithSettings, ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Listener);
+        let settings = match self.base.settings_file.as_ref().map(|p| (p, ListenerSettings::load(p))) {
+            None => Ok(ListenerSettings::default()),
+            Some((_, Ok(settings))) => Ok(settings),
+            Some((path, Err(e))) => Err(StartError::Settings { path: path.display().to_string(), reason: e.to_string() }),
+        };
+        match settings {
+            Err(error) => AtomicResponse::new(Box::pin(actix::fut::ready(Err(error)))),
+            Ok(settings) if settings.enabled => {
+                let config = ListenerConfig { host: settings.host, port: settings.port, ..self.base.clone() };
+                self.handle(StartListener { config }, ctx)
+            }
+            Ok(_) => self.handle(StopListener { save_disabled: false }, ctx),
+        }
+    }
+}
+
+/// The current status.
+#[derive(Debug, Message)]
+#[rtype(result = "ListenerStatus")]
+pub struct ListenerStatusQuery;
+
+impl Handler<ListenerStatusQuery> for Listener {
+    type Result = actix::MessageResult<ListenerStatusQuery>;
+
+    fn handle(&mut self, _msg: ListenerStatusQuery, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Listener);
+        actix::MessageResult(self.status.snapshot())
+    }
+}
+
+/// Stop the endpoint and the actor itself.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StopActor;
+
+impl Handler<StopActor> for Listener {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, _msg: StopActor, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Listener);
+        let previous = self.running.take();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Some(previous) = previous {
+                    previous.handle.stop(true).await;
+                }
+            }
+            .into_actor(self)
+            .map(|(), act, ctx| {
+                act.status.set(act.stopped_status("closed"));
+                ctx.stop();
+            }),
+        ))
+    }
+}

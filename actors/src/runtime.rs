@@ -1,0 +1,92 @@
+//! `Mcpd`: the library API over the actor tree — start, stop, sync with persisted settings,
+//! status and close — for embedding mcpd in another program or a test.
+
+use std::sync::Arc;
+
+use actix::{Actor, Addr, MailboxError};
+use derive_more::{Display, Error, From};
+use mcpd::McpServer;
+
+use crate::config::ListenerConfig;
+use crate::counts::ActorCounts;
+use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopListener, SyncWithSettings};
+use crate::status::ListenerStatus;
+use crate::supervisor::{Shutdown, Supervisor};
+
+/// A failure of the runtime API.
+#[derive(Debug, Display, Error, From)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The listener could not start (or persist its settings).
+    #[display("{_0}")]
+    Start(StartError),
+    /// An actor is gone (after `close`).
+    #[display("actor unavailable: {_0}")]
+    Mailbox(MailboxError),
+}
+
+/// A running mcpd: a supervisor and a listener. Create it inside an actix system
+/// (`#[actix_web::main]`, `#[actix_rt::test]`, …).
+#[derive(Debug, Clone)]
+pub struct Mcpd {
+    supervisor: Addr<Supervisor>,
+    listener: Addr<Listener>,
+    counts: Arc<ActorCounts>,
+}
+
+impl Mcpd {
+    /// Starts the actors (the listener stays stopped until [`Mcpd::start`] or
+    /// [`Mcpd::sync_with_settings`]). `base` supplies the keys, limits and settings file used by
+    /// `sync_with_settings`; `warnings` are shown in the status.
+    pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>) -> Self {
+        let counts = Arc::new(ActorCounts::new());
+        let listener = Listener::new(server, base, warnings, counts.clone()).start();
+        let supervisor = Supervisor::new(counts.clone(), listener.clone()).start();
+        Mcpd { supervisor, listener, counts }
+    }
+
+    /// Starts serving with `config`, stopping the running endpoint first.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Start`] when the address cannot be bound or the configuration is unsafe.
+    pub async fn start(&self, config: ListenerConfig) -> Result<ListenerStatus, RuntimeError> {
+        Ok(self.listener.send(StartListener { config }).await??)
+    }
+
+    /// Stops serving; with `save_disabled` the settings file records `enabled: false`.
+    ///
+    /// # Errors
+    /// When the settings cannot be written or the actor is gone.
+    pub async fn stop(&self, save_disabled: bool) -> Result<ListenerStatus, RuntimeError> {
+        Ok(self.listener.send(StopListener { save_disabled }).await??)
+    }
+
+    /// Starts or stops according to the settings file.
+    ///
+    /// # Errors
+    /// As [`Mcpd::start`], and when the settings file is unreadable.
+    pub async fn sync_with_settings(&self) -> Result<ListenerStatus, RuntimeError> {
+        Ok(self.listener.send(SyncWithSettings).await??)
+    }
+
+    /// The listener's status.
+    ///
+    /// # Errors
+    /// When the actor is gone.
+    pub async fn status(&self) -> Result<ListenerStatus, RuntimeError> {
+        Ok(self.listener.send(ListenerStatusQuery).await?)
+    }
+
+    /// Live actor and message counts.
+    pub fn counts(&self) -> Arc<ActorCounts> {
+        self.counts.clone()
+    }
+
+    /// Stops the endpoint and every actor. Settings are left as they are.
+    ///
+    /// # Errors
+    /// When the supervisor is already gone.
+    pub async fn close(&self) -> Result<(), RuntimeError> {
+        Ok(self.supervisor.send(Shutdown).await?)
+    }
+}

@@ -1,0 +1,288 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin/stdout. Only MCP messages are
+//! written to stdout; logs go to stderr. Requests run concurrently through the connection's
+//! `ToolExecutor`; `notifications/cancelled` cancels one. At end of input the in-flight
+//! requests are finished and answered, then the transport returns.
+
+use std::sync::Arc;
+
+use actix::{Actor, Addr};
+use mcpd::context::{LogLevel, Peer};
+use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, Request, RequestId};
+use mcpd::server::{set_level_param, stdio_era, validate_stateless, Scope};
+use mcpd::version::{Era, ProtocolVersion};
+use mcpd::{McpServer, ProtocolError};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::task::JoinSet;
+
+use crate::config::Limits;
+use crate::counts::ActorCounts;
+use crate::tool_executor::{Cancel, Execute, StopExecutor, ToolExecutor};
+
+/// Writes notifications for tools to stdout, through the single writer.
+struct StdioPeer {
+    out: UnboundedSender<Vec<u8>>,
+}
+
+impl Peer for StdioPeer {
+    fn notify(&self, method: &str, params: Value) {
+        // A closed channel means the transport is shutting down; nothing is left to tell.
+        let _ = self.out.send(jsonrpc::outgoing_message(None, method, Some(&params)));
+    }
+}
+
+/// What the handshake established for this connection.
+struct Connection {
+    session_id: Arc<str>,
+    version: Option<ProtocolVersion>,
+    client_capabilities: Option<Arc<Value>>,
+    log_level: Option<LogLevel>,
+    peer: Arc<dyn Peer>,
+}
+
+impl Connection {
+    fn scope(&self) -> Scope {
+        Scope {
+            version: self.version.unwrap_or(ProtocolVersion::HTTP_DEFAULT),
+            session_id: Some(self.session_id.clone()),
+            client_capabilities: self.client_capabilities.clone(),
+            log_level: self.log_level,
+            peer: Some(self.peer.clone()),
+        }
+    }
+}
+
+enum Line {
+    Eof,
+    Complete,
+    TooLong,
+}
+
+async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            });
+        }
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        if !too_long && buf.len() + chunk.len() <= limit {
+            buf.extend_from_slice(chunk);
+        } else {
+            too_long = true;
+            buf.clear();
+        }
+        let consumed = done.unwrap_or(available.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            return Ok(if too_long { Line::TooLong } else { Line::Complete });
+        }
+    }
+}
+
+fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
+    Outgoing::Error { id, error }.to_vec()
+}
+
+/// Serves MCP over a byte stream pair until `input` ends.
+///
+/// # Errors
+/// I/O errors reading `input`.
+pub async fn serve<R, W>(server: Arc<McpServer>, limits: Limits, counts: Arc<ActorCounts>, input: R, mut output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + 'static,
+{
+    let (out, mut out_rx) = unbounded_channel::<Vec<u8>>();
+    let writer = actix_rt::spawn(async move {
+        while let Some(mut line) = out_rx.recv().await {
+            line.push(b'\n');
+            if let Err(e) = output.write_all(&line).await {
+                log::error!("stdout closed: {e}");
+                break;
+            }
+            if out_rx.is_empty() {
+                let _ = output.flush().await;
+            }
+        }
+        let _ = output.flush().await;
+    });
+    let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts).start();
+    let mut connection = Connection {
+        session_id: Arc::from(format!("stdio-{}", std::process::id())),
+        version: None,
+        client_capabilities: None,
+        log_level: None,
+        peer: Arc::new(StdioPeer { out: out.clone() }),
+    };
+    let mut tasks = JoinSet::new();
+    let mut reader = BufReader::new(input);
+    let mut buf = Vec::new();
+    let result = loop {
+        match read_line(&mut reader, &mut buf, limits.max_body_bytes).await {
+            Err(e) => break Err(e),
+            Ok(Line::Eof) => break Ok(()),
+            Ok(Line::TooLong) => {
+                let error = ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("Message too large: the limit is {} bytes", limits.max_body_bytes),
+                );
+                let _ = out.send(error_line(None, &error));
+            }
+            Ok(Line::Complete) => {
+                let line = buf.strip_suffix(b"\r").unwrap_or(&buf);
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                handle_line(line, &server, &executor, &mut connection, &out, &mut tasks);
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+    };
+    while tasks.join_next().await.is_some() {}
+    executor.do_send(StopExecutor);
+    drop(connection);
+    drop(out);
+    let _ = writer.await;
+    result
+}
+
+fn handle_line(
+    line: &[u8],
+    server: &Arc<McpServer>,
+    executor: &Addr<ToolExecutor>,
+    connection: &mut Connection,
+    out: &UnboundedSender<Vec<u8>>,
+    tasks: &mut JoinSet<()>,
+) {
+    match jsonrpc::parse(line) {
+        Err(rejection) => {
+            let _ = out.send(error_line(rejection.id.as_ref(), &rejection.error));
+        }
+        Ok(Incoming::Single(message)) => {
+            if let Some(answer) = handle_message(message, server, executor, connection) {
+                let out = out.clone();
+                tasks.spawn_local(async move {
+                    if let Some(bytes) = answer.await {
+                        let _ = out.send(bytes);
+                    }
+                });
+            }
+        }
+        Ok(Incoming::Batch(items)) => {
+            let version = connection.version.unwrap_or(ProtocolVersion::HTTP_DEFAULT);
+            if !version.allows_batch() {
+                let error = ProtocolError::BatchNotAllowed(version.as_str()).to_error_object(Era::Stateful);
+                let _ = out.send(error_line(None, &error));
+                return;
+            }
+            let answers: Vec<_> = items
+                .into_iter()
+                .filter_map(|item| match item {
+                    Err(Rejection { id, error }) => {
+                        let bytes = error_line(id.as_ref(), &error);
+                        Some(Box::pin(async move { Some(bytes) }) as AnswerFuture)
+                    }
+                    Ok(message) => handle_message(message, server, executor, connection),
+                })
+                .collect();
+            let out = out.clone();
+            tasks.spawn_local(async move {
+                let parts: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
+                if !parts.is_empty() {
+                    let mut body = b"[".to_vec();
+                    body.extend_from_slice(&parts.join(&b","[..]));
+                    body.push(b']');
+                    let _ = out.send(body);
+                }
+            });
+        }
+    }
+}
+
+type AnswerFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>>>>;
+
+/// Handles one message; returns the future of its answer line, if it gets one.
+fn handle_message(
+    message: Message,
+    server: &Arc<McpServer>,
+    executor: &Addr<ToolExecutor>,
+    connection: &mut Connection,
+) -> Option<AnswerFuture> {
+    let request = match message {
+        Message::Request(request) => request,
+        Message::Notification(notification) => {
+            if notification.method == "notifications/cancelled" {
+                let id = notification.params.as_ref().and_then(|p| p.get("requestId")).and_then(RequestId::from_value);
+                if let Some(id) = id {
+                    executor.do_send(Cancel { id });
+                }
+            }
+            return None;
+        }
+        Message::Response(_) => return None,
+    };
+    let id = request.id.clone();
+    let ready = |era: Era, outcome: Result<Value, ProtocolError>| -> Option<AnswerFuture> {
+        let bytes = answer_bytes(&id, era, &outcome);
+        Some(Box::pin(async move { Some(bytes) }))
+    };
+    if stdio_era(request.params.as_ref()) == Era::Stateless {
+        return match validate_stateless(&request, None) {
+            Err(error) => ready(Era::Stateless, Err(error)),
+            Ok(valid) => {
+                let scope = Scope { session_id: None, peer: Some(connection.peer.clone()), ..Scope::stateless(&valid) };
+                Some(run(executor, request, scope))
+            }
+        };
+    }
+    match request.method.as_str() {
+        "initialize" => {
+            let outcome = server.initialize(request.params.as_ref()).map(|handshake| {
+                connection.version = Some(handshake.version);
+                connection.client_capabilities = Some(handshake.client_capabilities);
+                handshake.result
+            });
+            ready(Era::Stateful, outcome)
+        }
+        "logging/setLevel" => {
+            let outcome = set_level_param(request.params.as_ref()).map(|level| {
+                connection.log_level = Some(level);
+                json!({})
+            });
+            ready(Era::Stateful, outcome)
+        }
+        _ => Some(run(executor, request, connection.scope())),
+    }
+}
+
+fn run(executor: &Addr<ToolExecutor>, request: Request, scope: Scope) -> AnswerFuture {
+    let id = request.id.clone();
+    let era = scope.version.era();
+    let sent = executor.send(Execute { request, scope });
+    Box::pin(async move {
+        match sent.await {
+            Ok(Some(outcome)) => Some(answer_bytes(&id, era, &outcome)),
+            Ok(None) => None,
+            Err(e) => Some(answer_bytes(&id, era, &Err(ProtocolError::Internal(e.to_string())))),
+        }
+    })
+}
+
+fn answer_bytes(id: &RequestId, era: Era, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+    match outcome {
+        Ok(result) => Outgoing::Result { id, result }.to_vec(),
+        Err(error) => error_line(Some(id), &error.to_error_object(era)),
+    }
+}

@@ -1,0 +1,75 @@
+//! The `Supervisor` actor: one per process. It owns the actor counts and the listener's
+//! address, and orders shutdown: the listener is stopped (draining its endpoint) before the
+//! supervisor stops itself.
+//!
+//! Handles `Shutdown` and `ActorCountsQuery`.
+
+use std::sync::Arc;
+
+use actix::{Actor, ActorContext, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _};
+
+use crate::counts::{ActorCounts, ActorKind};
+use crate::listener::{Listener, StopActor};
+
+/// The root of the actor tree.
+#[derive(Debug)]
+pub struct Supervisor {
+    counts: Arc<ActorCounts>,
+    listener: Addr<Listener>,
+}
+
+impl Supervisor {
+    /// A supervisor over a started listener.
+    pub fn new(counts: Arc<ActorCounts>, listener: Addr<Listener>) -> Self {
+        Supervisor { counts, listener }
+    }
+}
+
+impl Actor for Supervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _ctx: &mut Self::Context) {
+        self.counts.started(ActorKind::Supervisor);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.counts.stopped(ActorKind::Supervisor);
+    }
+}
+
+/// Stop everything: the listener (and its endpoint), then the supervisor.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+impl Handler<Shutdown> for Supervisor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, _msg: Shutdown, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Supervisor);
+        let listener = self.listener.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                if let Err(e) = listener.send(StopActor).await {
+                    log::debug!("listener already gone: {e}");
+                }
+            }
+            .into_actor(self)
+            .map(|(), _act, ctx| ctx.stop()),
+        ))
+    }
+}
+
+/// Live actors per kind.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<(ActorKind, i64)>")]
+pub struct ActorCountsQuery;
+
+impl Handler<ActorCountsQuery> for Supervisor {
+    type Result = actix::MessageResult<ActorCountsQuery>;
+
+    fn handle(&mut self, _msg: ActorCountsQuery, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Supervisor);
+        actix::MessageResult(self.counts.snapshot())
+    }
+}
