@@ -25,10 +25,10 @@ pub enum ProtocolError {
         method: String,
     },
     /// `-32602`: the params are wrong (unknown tool or prompt, bad arguments, bad cursor, …).
-    #[display("Invalid params: {_0}")]
+    #[display("{_0}")]
     InvalidParams(#[error(not(source))] String),
     /// `-32602`, HTTP 400: a stateless request lacks a required `_meta` key.
-    #[display("Invalid params: missing required _meta key {_0}")]
+    #[display("Missing required _meta key {_0}")]
     MissingMeta(#[error(not(source))] &'static str),
     /// `-32020`, HTTP 400: a routing header is missing or disagrees with the body.
     #[display("Header mismatch: {_0}")]
