@@ -26,11 +26,7 @@ impl KeySet {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let keys = keys
-            .into_iter()
-            .map(|k| k.as_ref().trim().as_bytes().to_vec())
-            .filter(|k| !k.is_empty())
-            .collect();
+        let keys = keys.into_iter().map(|k| k.as_ref().trim().as_bytes().to_vec()).filter(|k| !k.is_empty()).collect();
         KeySet { keys }
     }
 
@@ -97,7 +93,10 @@ impl OriginPolicy {
     pub fn host_allowed(&self, host: &str) -> bool {
         let host = host.trim();
         is_loopback_authority(host)
-            || self.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(strip_port(host)))
+            || self
+                .allowed_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(strip_port(host)))
     }
 }
 
@@ -105,7 +104,9 @@ fn strip_port(authority: &str) -> &str {
     if authority.starts_with('[') {
         return authority.split_once(']').map_or(authority, |(h, _)| &authority[..h.len() + 1]);
     }
-    authority.rsplit_once(':').map_or(authority, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { authority })
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { authority })
 }
 
 fn is_loopback_authority(authority: &str) -> bool {
@@ -163,10 +164,23 @@ mod tests {
     #[test]
     fn loopback_origins_pass_and_others_need_allowing() {
         let policy = OriginPolicy { allowed_origins: vec!["https://app.example.com".into()], allowed_hosts: vec![] };
-        for ok in ["http://localhost", "http://localhost:3000", "http://127.0.0.1:8080", "https://[::1]:9", "https://app.example.com"] {
+        for ok in [
+            "http://localhost",
+            "http://localhost:3000",
+            "http://127.0.0.1:8080",
+            "https://[::1]:9",
+            "https://app.example.com",
+        ] {
             assert!(policy.origin_allowed(ok), "{ok}");
         }
-        for bad in ["http://evil.example.com", "null", "http://localhost.evil.com", "file://", "http://127.0.0.1:80/x", "http://localhost:x"] {
+        for bad in [
+            "http://evil.example.com",
+            "null",
+            "http://localhost.evil.com",
+            "file://",
+            "http://127.0.0.1:80/x",
+            "http://localhost:x",
+        ] {
             assert!(!policy.origin_allowed(bad), "{bad}");
         }
     }

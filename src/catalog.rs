@@ -55,7 +55,8 @@ impl From<&str> for ToolError {
 /// Runs a tool.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Calls the tool with its arguments (an object; `{}` when the client sent none).
-    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<CallToolResult, ToolError>>;
+    fn call(&self, arguments: Map<String, Value>, context: ToolContext)
+        -> BoxFuture<Result<CallToolResult, ToolError>>;
 }
 
 impl<F, Fut> ToolHandler for F
@@ -63,7 +64,11 @@ where
     F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
 {
-    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<CallToolResult, ToolError>> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        context: ToolContext,
+    ) -> BoxFuture<Result<CallToolResult, ToolError>> {
         Box::pin(self(arguments, context))
     }
 }
@@ -71,7 +76,8 @@ where
 /// Renders a prompt.
 pub trait PromptHandler: Send + Sync + 'static {
     /// Renders with the given arguments (required ones are checked before the call).
-    fn get(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<GetPromptResult, ToolError>>;
+    fn get(&self, arguments: Map<String, Value>, context: ToolContext)
+        -> BoxFuture<Result<GetPromptResult, ToolError>>;
 }
 
 impl<F, Fut> PromptHandler for F
@@ -79,7 +85,11 @@ where
     F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
 {
-    fn get(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<GetPromptResult, ToolError>> {
+    fn get(
+        &self,
+        arguments: Map<String, Value>,
+        context: ToolContext,
+    ) -> BoxFuture<Result<GetPromptResult, ToolError>> {
         Box::pin(self(arguments, context))
     }
 }
@@ -90,7 +100,12 @@ pub type UriVariables = Vec<(String, String)>;
 /// Reads a resource.
 pub trait ResourceHandler: Send + Sync + 'static {
     /// Reads `uri`; for a template, `variables` holds what the URI matched.
-    fn read(&self, uri: String, variables: UriVariables, context: ToolContext) -> BoxFuture<Result<ReadResourceResult, ToolError>>;
+    fn read(
+        &self,
+        uri: String,
+        variables: UriVariables,
+        context: ToolContext,
+    ) -> BoxFuture<Result<ReadResourceResult, ToolError>>;
 }
 
 impl<F, Fut> ResourceHandler for F
@@ -98,7 +113,12 @@ where
     F: Fn(String, UriVariables, ToolContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ReadResourceResult, ToolError>> + Send + 'static,
 {
-    fn read(&self, uri: String, variables: UriVariables, context: ToolContext) -> BoxFuture<Result<ReadResourceResult, ToolError>> {
+    fn read(
+        &self,
+        uri: String,
+        variables: UriVariables,
+        context: ToolContext,
+    ) -> BoxFuture<Result<ReadResourceResult, ToolError>> {
         Box::pin(self(uri, variables, context))
     }
 }
@@ -249,9 +269,7 @@ impl Catalog {
         if let Some(entry) = self.resources.get(uri) {
             return Some((entry.handler.clone(), Vec::new()));
         }
-        self.templates
-            .values()
-            .find_map(|t| t.definition.match_uri(uri).map(|vars| (t.handler.clone(), vars)))
+        self.templates.values().find_map(|t| t.definition.match_uri(uri).map(|vars| (t.handler.clone(), vars)))
     }
 
     /// Tools in name order.
@@ -295,14 +313,23 @@ impl Catalog {
     }
 
     /// One page of templates.
-    pub(crate) fn template_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<ResourceTemplate>>, Option<String>) {
+    pub(crate) fn template_page(
+        &self,
+        after: Option<&str>,
+        size: usize,
+    ) -> (Vec<Arc<ResourceTemplate>>, Option<String>) {
         page(&self.templates, after, size, |e| e.definition.clone())
     }
 }
 
 /// Takes up to `size` entries after the key `after`; the second value is the key to continue
 /// after, when more remain.
-fn page<E, T>(map: &BTreeMap<String, E>, after: Option<&str>, size: usize, f: impl Fn(&E) -> T) -> (Vec<T>, Option<String>) {
+fn page<E, T>(
+    map: &BTreeMap<String, E>,
+    after: Option<&str>,
+    size: usize,
+    f: impl Fn(&E) -> T,
+) -> (Vec<T>, Option<String>) {
     use std::ops::Bound;
     let lower = match after {
         Some(key) => Bound::Excluded(key),

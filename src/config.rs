@@ -35,7 +35,7 @@ impl Properties {
         let mut entries = BTreeMap::new();
         let mut logical = String::new();
         for raw in text.lines() {
-            let line = if logical.is_empty() { raw.trim_start() } else { raw.trim_start() };
+            let line = raw.trim_start();
             if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
                 continue;
             }
@@ -81,10 +81,9 @@ impl Properties {
     pub fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, ConfigError> {
         match self.get(key).map(str::trim) {
             None | Some("") => Ok(None),
-            Some(v) => v
-                .parse()
-                .map(Some)
-                .map_err(|_| ConfigError::BadValue { key: key.to_owned(), value: v.to_owned() }),
+            Some(v) => {
+                v.parse().map(Some).map_err(|_| ConfigError::BadValue { key: key.to_owned(), value: v.to_owned() })
+            }
         }
     }
 
@@ -123,7 +122,8 @@ fn split_entry(line: &str) -> (String, String) {
                 value_start = i;
                 let rest = line[i..].trim_start();
                 let offset = line.len() - rest.len();
-                value_start = if rest.starts_with('=') || rest.starts_with(':') { offset + 1 } else { offset.max(value_start) };
+                value_start =
+                    if rest.starts_with('=') || rest.starts_with(':') { offset + 1 } else { offset.max(value_start) };
                 break;
             }
             c => key.push(c),
@@ -267,7 +267,9 @@ impl ListenerSettings {
     /// I/O errors other than "not found", and malformed JSON.
     pub fn load(path: &Path) -> std::io::Result<ListenerSettings> {
         match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ListenerSettings::default()),
             Err(e) => Err(e),
         }
@@ -282,7 +284,8 @@ impl ListenerSettings {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = path.with_extension("tmp");
-        let body = serde_json::to_vec_pretty(self).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let body =
+            serde_json::to_vec_pretty(self).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
         std::fs::write(&tmp, body)?;
         std::fs::rename(&tmp, path)
     }

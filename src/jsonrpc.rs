@@ -186,17 +186,11 @@ pub struct Rejection {
 
 impl Rejection {
     fn parse(detail: impl fmt::Display) -> Self {
-        Rejection {
-            id: None,
-            error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}")),
-        }
+        Rejection { id: None, error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}")) }
     }
 
     fn invalid(id: Option<RequestId>, detail: &str) -> Self {
-        Rejection {
-            id,
-            error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {detail}")),
-        }
+        Rejection { id, error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {detail}")) }
     }
 }
 

@@ -18,23 +18,32 @@ fn rich_catalog() -> Catalog {
             Ok(CallToolResult::text("gen"))
         });
     }
-    catalog.add_tool(Tool::new("args", "Returns its arguments.", json!({"type":"object"})), |args: Map<String, Value>, _c| async move {
-        Ok(CallToolResult::structured(Value::Object(args)))
-    });
+    catalog.add_tool(
+        Tool::new("args", "Returns its arguments.", json!({"type":"object"})),
+        |args: Map<String, Value>, _c| async move { Ok(CallToolResult::structured(Value::Object(args))) },
+    );
     catalog.add_prompt(
         Prompt::new("greet", "Greets someone.", vec![PromptArgument::required("who", "Whom to greet")]),
         |args: Map<String, Value>, _c| async move {
             let who = args.get("who").and_then(Value::as_str).unwrap_or_default().to_owned();
-            Ok(GetPromptResult { description: None, messages: vec![PromptMessage::user(ContentBlock::text(format!("Hello, {who}!")))] })
+            Ok(GetPromptResult {
+                description: None,
+                messages: vec![PromptMessage::user(ContentBlock::text(format!("Hello, {who}!")))],
+            })
         },
     );
     catalog.add_resource(Resource::new("test://static", "static", "text/plain"), |uri: String, _v, _c| async move {
         Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, "text/plain", "static body")] })
     });
-    catalog.add_template(ResourceTemplate::new("test://items/{id}", "item", "application/json"), |uri: String, vars: Vec<(String, String)>, _c| async move {
-        let id = vars.first().map(|(_, v)| v.clone()).unwrap_or_default();
-        Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, "application/json", json!({"id": id}).to_string())] })
-    });
+    catalog.add_template(
+        ResourceTemplate::new("test://items/{id}", "item", "application/json"),
+        |uri: String, vars: Vec<(String, String)>, _c| async move {
+            let id = vars.first().map(|(_, v)| v.clone()).unwrap_or_default();
+            Ok(ReadResourceResult {
+                contents: vec![ResourceContents::text(uri, "application/json", json!({"id": id}).to_string())],
+            })
+        },
+    );
     catalog.add_resource(Resource::new("test://broken", "broken", "text/plain"), |_uri: String, _v, _c| async move {
         Err::<ReadResourceResult, _>(ToolError::failed("storage offline"))
     });
@@ -113,17 +122,24 @@ async fn tool_failures_are_results_with_is_error() {
     assert_eq!(result["isError"], true);
     assert!(result["content"][0]["text"].as_str().unwrap().contains("boom"));
     assert_eq!(result["resultType"], "complete");
-    let reply = post_legacy(&server, "2025-11-25", 3, "tools/call", json!({"name":"echo","arguments":{"text":42}})).await;
+    let reply =
+        post_legacy(&server, "2025-11-25", 3, "tools/call", json!({"name":"echo","arguments":{"text":42}})).await;
     assert_eq!(reply.json()["result"]["isError"], true, "bad arguments are a tool failure the model can read");
-    let after = post_legacy(&server, "2025-11-25", 4, "tools/call", json!({"name":"echo","arguments":{"text":"still here"}})).await;
+    let after =
+        post_legacy(&server, "2025-11-25", 4, "tools/call", json!({"name":"echo","arguments":{"text":"still here"}}))
+            .await;
     assert_eq!(after.json()["result"]["content"][0]["text"], "still here");
 }
 
 /// A tool over the time limit is stopped and reported as `isError`.
 #[actix_rt::test]
 async fn tool_over_the_time_limit_is_reported() {
-    let server = start_with(rich_catalog(), Default::default(), |c| c.limits.tool_timeout = std::time::Duration::from_millis(200)).await;
-    let reply = post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"sleep","arguments":{"ms":30000}})).await;
+    let server = start_with(rich_catalog(), Default::default(), |c| {
+        c.limits.tool_timeout = std::time::Duration::from_millis(200)
+    })
+    .await;
+    let reply =
+        post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"sleep","arguments":{"ms":30000}})).await;
     let result = &reply.json()["result"];
     assert_eq!(result["isError"], true);
     assert!(result["content"][0]["text"].as_str().unwrap().contains("time limit"));
@@ -133,15 +149,23 @@ async fn tool_over_the_time_limit_is_reported() {
 #[actix_rt::test]
 async fn prompts_list_and_get() {
     let server = rich_server(100).await;
-    let prompts = post_legacy(&server, "2025-11-25", 1, "prompts/list", json!({})).await.json()["result"]["prompts"].clone();
+    let prompts =
+        post_legacy(&server, "2025-11-25", 1, "prompts/list", json!({})).await.json()["result"]["prompts"].clone();
     assert_eq!(prompts[0]["name"], "greet");
     assert_eq!(prompts[0]["arguments"][0], json!({"name":"who","description":"Whom to greet","required":true}));
-    let got = post_legacy(&server, "2025-11-25", 2, "prompts/get", json!({"name":"greet","arguments":{"who":"Ada"}})).await;
-    assert_eq!(got.json()["result"]["messages"][0], json!({"role":"user","content":{"type":"text","text":"Hello, Ada!"}}));
+    let got =
+        post_legacy(&server, "2025-11-25", 2, "prompts/get", json!({"name":"greet","arguments":{"who":"Ada"}})).await;
+    assert_eq!(
+        got.json()["result"]["messages"][0],
+        json!({"role":"user","content":{"type":"text","text":"Hello, Ada!"}})
+    );
     let modern = post_modern(&server, 3, "prompts/get", json!({"name":"greet","arguments":{"who":"Bo"}})).await;
     assert_eq!(modern.json()["result"]["resultType"], "complete");
     assert_eq!(post_legacy(&server, "2025-11-25", 4, "prompts/get", json!({"name":"nope"})).await.error_code(), -32602);
-    assert_eq!(post_legacy(&server, "2025-11-25", 5, "prompts/get", json!({"name":"greet"})).await.error_code(), -32602);
+    assert_eq!(
+        post_legacy(&server, "2025-11-25", 5, "prompts/get", json!({"name":"greet"})).await.error_code(),
+        -32602
+    );
 }
 
 /// Resources, templates and reads; not found is -32002 on the handshake wire and -32602 with
@@ -149,13 +173,20 @@ async fn prompts_list_and_get() {
 #[actix_rt::test]
 async fn resources_list_read_and_not_found_per_era() {
     let server = rich_server(100).await;
-    let resources = post_legacy(&server, "2025-11-25", 1, "resources/list", json!({})).await.json()["result"]["resources"].clone();
+    let resources =
+        post_legacy(&server, "2025-11-25", 1, "resources/list", json!({})).await.json()["result"]["resources"].clone();
     assert!(resources.as_array().unwrap().iter().any(|r| r["uri"] == "test://static" && r["name"] == "static"));
-    let templates = post_legacy(&server, "2025-11-25", 2, "resources/templates/list", json!({})).await.json()["result"]["resourceTemplates"].clone();
+    let templates = post_legacy(&server, "2025-11-25", 2, "resources/templates/list", json!({})).await.json()["result"]
+        ["resourceTemplates"]
+        .clone();
     assert_eq!(templates[0]["uriTemplate"], "test://items/{id}");
     let read = post_legacy(&server, "2025-11-25", 3, "resources/read", json!({"uri":"test://static"})).await;
-    assert_eq!(read.json()["result"]["contents"][0], json!({"uri":"test://static","mimeType":"text/plain","text":"static body"}));
-    let item = post_modern(&server, 4, "resources/read", json!({"uri":"test://items/42"})).await.json()["result"].clone();
+    assert_eq!(
+        read.json()["result"]["contents"][0],
+        json!({"uri":"test://static","mimeType":"text/plain","text":"static body"})
+    );
+    let item =
+        post_modern(&server, 4, "resources/read", json!({"uri":"test://items/42"})).await.json()["result"].clone();
     assert_eq!(item["contents"][0]["uri"], "test://items/42");
     assert!(item["contents"][0]["text"].as_str().unwrap().contains("42"));
     assert_eq!(item["resultType"], "complete");
@@ -167,14 +198,19 @@ async fn resources_list_read_and_not_found_per_era() {
     let modern = post_modern(&server, 6, "resources/read", json!({"uri":"test://missing"})).await;
     assert_eq!(modern.error_code(), -32602);
     assert_eq!(modern.json()["error"]["data"]["uri"], "test://missing");
-    assert_eq!(post_legacy(&server, "2025-11-25", 7, "resources/read", json!({"uri":"test://broken"})).await.error_code(), -32603);
+    assert_eq!(
+        post_legacy(&server, "2025-11-25", 7, "resources/read", json!({"uri":"test://broken"})).await.error_code(),
+        -32603
+    );
 }
 
 /// `completion/complete` answers a values list; an unknown prompt is -32602.
 #[actix_rt::test]
 async fn completion_answers_with_values() {
     let mut catalog = rich_catalog();
-    catalog.set_completer(|_r, _arg, prefix| ["Ada", "Alan", "Bo"].iter().filter(|n| n.starts_with(prefix)).map(|n| (*n).to_owned()).collect());
+    catalog.set_completer(|_r, _arg, prefix| {
+        ["Ada", "Alan", "Bo"].iter().filter(|n| n.starts_with(prefix)).map(|n| (*n).to_owned()).collect()
+    });
     let server = start_with(catalog, Default::default(), |_| {}).await;
     let reply = post_legacy(
         &server,
@@ -185,6 +221,13 @@ async fn completion_answers_with_values() {
     )
     .await;
     assert_eq!(reply.json()["result"]["completion"], json!({"values":["Ada","Alan"],"total":2,"hasMore":false}));
-    let bad = post_legacy(&server, "2025-11-25", 2, "completion/complete", json!({"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":""}})).await;
+    let bad = post_legacy(
+        &server,
+        "2025-11-25",
+        2,
+        "completion/complete",
+        json!({"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":""}}),
+    )
+    .await;
     assert_eq!(bad.error_code(), -32602);
 }

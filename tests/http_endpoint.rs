@@ -67,7 +67,10 @@ async fn server_discover_describes_the_server() {
     let reply = post_modern(&server, 1, "server/discover", json!({})).await;
     assert_eq!(reply.status, 200);
     let result = &reply.json()["result"];
-    assert_eq!(result["supportedVersions"], json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]));
+    assert_eq!(
+        result["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+    );
     assert!(result["capabilities"]["tools"].is_object());
     assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcpd");
     assert_eq!(result["resultType"], "complete");
@@ -85,7 +88,9 @@ async fn stateless_results_carry_result_type_and_cache_hints() {
         assert!(result["ttlMs"].is_u64(), "{method}");
         assert!(result["cacheScope"].is_string(), "{method}");
     }
-    let result = post_modern(&server, 2, "tools/call", json!({"name":"echo","arguments":{"text":"hi"}})).await.json()["result"].clone();
+    let result = post_modern(&server, 2, "tools/call", json!({"name":"echo","arguments":{"text":"hi"}})).await.json()
+        ["result"]
+        .clone();
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["content"][0]["text"], "hi");
     assert!(result.get("ttlMs").is_none(), "tools/call is not cacheable");
@@ -110,7 +115,8 @@ async fn stateless_request_without_required_meta_is_rejected_with_32602() {
     }
     let no_client_info = json!({"_meta": {"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}});
     let body = json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":no_client_info});
-    let reply = post(&server, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")], &body).await;
+    let reply =
+        post(&server, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")], &body).await;
     assert_eq!(reply.status, 200, "clientInfo is not required");
 }
 
@@ -142,7 +148,12 @@ async fn routing_header_mismatches_are_rejected_with_32020() {
     .await;
     assert_eq!(reply.status, 200, "padded values, case-insensitive names and Base64 are accepted");
     let read = modern_request(4, "resources/read", json!({"uri":"test://nowhere"}));
-    let reply = post(&server, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "resources/read"), ("mcp-name", "test://elsewhere")], &read).await;
+    let reply = post(
+        &server,
+        &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "resources/read"), ("mcp-name", "test://elsewhere")],
+        &read,
+    )
+    .await;
     assert_eq!(reply.error_code(), -32020, "Mcp-Name is compared with params.uri");
 }
 
@@ -153,7 +164,8 @@ async fn unsupported_version_is_rejected_with_32022_and_data() {
     let server = start().await;
     let mut body = modern_request(5, "server/discover", json!({}));
     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
-    let reply = post(&server, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")], &body).await;
+    let reply =
+        post(&server, &[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "server/discover")], &body).await;
     assert_eq!((reply.status, reply.error_code()), (400, -32020));
     let reply = post(&server, &[("mcp-protocol-version", "v999.0.0"), ("mcp-method", "server/discover")], &body).await;
     assert_eq!((reply.status, reply.error_code()), (400, -32022));
@@ -167,7 +179,9 @@ async fn unsupported_version_is_rejected_with_32022_and_data() {
 #[actix_rt::test]
 async fn removed_and_unknown_methods_are_404_on_the_stateless_wire() {
     let server = start().await;
-    for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "unknown/method"] {
+    for method in
+        ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "unknown/method"]
+    {
         let reply = post_modern(&server, 9, method, json!({})).await;
         assert_eq!(reply.status, 404, "{method}");
         assert_eq!(reply.error_code(), -32601, "{method}");
@@ -196,7 +210,8 @@ async fn invalid_json_is_400_with_32700_and_null_id() {
     let server = start().await;
     let deep = "[".repeat(100_000);
     for body in ["{invalid", "", deep.as_str(), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\""] {
-        let reply = send("POST", &server.url("/mcp"), &[("content-type", "application/json")], body.as_bytes().to_vec()).await;
+        let reply =
+            send("POST", &server.url("/mcp"), &[("content-type", "application/json")], body.as_bytes().to_vec()).await;
         assert_eq!(reply.status, 400);
         let v = reply.json();
         assert_eq!(v["error"]["code"], -32700);
@@ -275,10 +290,12 @@ async fn other_methods_are_405_and_unknown_paths_404() {
 async fn oversized_body_is_413_and_the_server_keeps_serving() {
     let server = start_with(test_catalog(), Default::default(), |c| c.limits.max_body_bytes = 64 * 1024).await;
     let text = "x".repeat(60 * 1024);
-    let fits = post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"echo","arguments":{"text":text}})).await;
+    let fits =
+        post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"echo","arguments":{"text":text}})).await;
     assert_eq!(fits.status, 200, "a body under the limit is accepted");
     let big = "y".repeat(80 * 1024);
-    let reply = post_legacy(&server, "2025-11-25", 2, "tools/call", json!({"name":"echo","arguments":{"text":big}})).await;
+    let reply =
+        post_legacy(&server, "2025-11-25", 2, "tools/call", json!({"name":"echo","arguments":{"text":big}})).await;
     assert_eq!(reply.status, 413);
     assert_eq!(reply.error_code(), -32600);
     assert!(reply.json()["error"]["message"].as_str().unwrap().contains("65536"));
@@ -291,7 +308,8 @@ async fn oversized_body_is_413_and_the_server_keeps_serving() {
 async fn default_limit_accepts_bodies_up_to_4_mib() {
     let server = start().await;
     let text = "z".repeat(3 * 1024 * 1024);
-    let reply = post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"echo","arguments":{"text":text}})).await;
+    let reply =
+        post_legacy(&server, "2025-11-25", 1, "tools/call", json!({"name":"echo","arguments":{"text":text}})).await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["result"]["content"][0]["text"].as_str().map(str::len), Some(3 * 1024 * 1024));
 }

@@ -40,11 +40,15 @@ async fn keys_are_required_on_every_route_when_configured() {
         assert_eq!(send("GET", &server.url(path), &[], Vec::new()).await.status, 401, "{path}");
     }
     assert_eq!(send("GET", &server.url("/mcp"), &[], Vec::new()).await.status, 401, "405 only after auth");
-    for header in [("authorization", "Bearer alpha"), ("x-mcp-key", "beta"), ("x-api-key", "alpha"), ("api-key", "beta")] {
+    for header in
+        [("authorization", "Bearer alpha"), ("x-mcp-key", "beta"), ("x-api-key", "alpha"), ("api-key", "beta")]
+    {
         let reply = post(&server, &[header], &ping).await;
         assert_eq!(reply.status, 200, "{header:?}");
     }
-    for header in [("authorization", "Bearer gamma"), ("authorization", "alpha"), ("x-api-key", "alph"), ("x-api-key", "alphaa")] {
+    for header in
+        [("authorization", "Bearer gamma"), ("authorization", "alpha"), ("x-api-key", "alph"), ("x-api-key", "alphaa")]
+    {
         assert_eq!(post(&server, &[header], &ping).await.status, 401, "{header:?}");
     }
     let status = send("GET", &server.url("/status"), &[("authorization", "Bearer beta")], Vec::new()).await;
@@ -99,7 +103,7 @@ async fn non_loopback_bind_without_key_is_refused() {
     let runtime = mcpd_actors::Mcpd::new(server, config.clone(), Vec::new());
     let error = runtime.start(config.clone()).await.expect_err("must refuse");
     assert!(error.to_string().contains("--allow-unauthenticated"), "{error}");
-    assert_eq!(runtime.status().await.unwrap().running, false);
+    assert!(!runtime.status().await.unwrap().running);
     let keyed = mcpd_actors::ListenerConfig { keys: KeySet::new(["k"]), ..config.clone() };
     let status = runtime.start(keyed).await.expect("a key makes it safe");
     assert!(status.running);

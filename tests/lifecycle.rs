@@ -126,16 +126,28 @@ async fn stdio_runs_calls_concurrently_and_cancels_on_request() {
     let counts = Arc::new(mcpd_actors::ActorCounts::new());
     let (client_in, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
-    let serving = actix_rt::spawn(mcpd_actors::stdio::serve(server, Default::default(), counts.clone(), server_in, server_out));
+    let serving =
+        actix_rt::spawn(mcpd_actors::stdio::serve(server, Default::default(), counts.clone(), server_in, server_out));
     let mut writer = client_in;
     let mut lines = tokio::io::BufReader::new(client_out).lines();
     writer.write_all(&line(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}))).await.unwrap();
     for id in 1..=4 {
-        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"rendezvous","arguments":{"n":4}}});
+        let call =
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"rendezvous","arguments":{"n":4}}});
         writer.write_all(&line(&call)).await.unwrap();
     }
-    writer.write_all(&line(&json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}))).await.unwrap();
-    writer.write_all(&line(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}))).await.unwrap();
+    writer
+        .write_all(&line(
+            &json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}),
+        ))
+        .await
+        .unwrap();
+    writer
+        .write_all(&line(
+            &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}),
+        ))
+        .await
+        .unwrap();
     writer.write_all(&line(&json!({"jsonrpc":"2.0","id":6,"method":"ping"}))).await.unwrap();
     writer.shutdown().await.unwrap();
     drop(writer);

@@ -74,7 +74,8 @@ impl Listener {
     /// A stopped listener. `base` supplies keys, limits and the settings file for
     /// `SyncWithSettings`.
     pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>, counts: Arc<ActorCounts>) -> Self {
-        let status = ListenerStatus::stopped(server.options().info.clone(), server.catalog().tools().count(), "stopped");
+        let status =
+            ListenerStatus::stopped(server.options().info.clone(), server.catalog().tools().count(), "stopped");
         Listener { server, counts, status: Arc::new(StatusCell::new(status)), warnings, base, running: None }
     }
 
@@ -186,7 +187,8 @@ impl Handler<StartListener> for Listener {
                 let outcome = act.bind_and_run(&msg.config);
                 match &outcome {
                     Ok(status) => {
-                        let settings = ListenerSettings { host: msg.config.host.clone(), port: status.port, enabled: true };
+                        let settings =
+                            ListenerSettings { host: msg.config.host.clone(), port: status.port, enabled: true };
                         save_settings(msg.config.settings_file.as_ref(), &settings)?;
                     }
                     Err(error) => act.status.set(act.stopped_status(&format!("start failed: {error}"))),
@@ -224,8 +226,10 @@ impl Handler<StopListener> for Listener {
                 if msg.save_disabled {
                     let path = act.base.settings_file.clone();
                     if let Some(path) = path.as_ref() {
-                        let mut settings = ListenerSettings::load(path)
-                            .map_err(|e| StartError::Settings { path: path.display().to_string(), reason: e.to_string() })?;
+                        let mut settings = ListenerSettings::load(path).map_err(|e| StartError::Settings {
+                            path: path.display().to_string(),
+                            reason: e.to_string(),
+                        })?;
                         settings.enabled = false;
                         save_settings(Some(path), &settings)?;
                     }
@@ -250,7 +254,9 @@ impl Handler<SyncWithSettings> for Listener {
         let settings = match self.base.settings_file.as_ref().map(|p| (p, ListenerSettings::load(p))) {
             None => Ok(ListenerSettings::default()),
             Some((_, Ok(settings))) => Ok(settings),
-            Some((path, Err(e))) => Err(StartError::Settings { path: path.display().to_string(), reason: e.to_string() }),
+            Some((path, Err(e))) => {
+                Err(StartError::Settings { path: path.display().to_string(), reason: e.to_string() })
+            }
         };
         match settings {
             Err(error) => AtomicResponse::new(Box::pin(actix::fut::ready(Err(error)))),

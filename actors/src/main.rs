@@ -99,7 +99,9 @@ fn usage(message: impl Into<String>) -> Fatal {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).target(env_logger::Target::Stderr).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .target(env_logger::Target::Stderr)
+        .init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -136,7 +138,9 @@ struct Resolved {
 
 fn load_properties(explicit: Option<&Path>) -> Result<Properties, Fatal> {
     match explicit {
-        Some(path) => Properties::load(path).map_err(|e| usage(format!("cannot read config file {}: {e}", path.display()))),
+        Some(path) => {
+            Properties::load(path).map_err(|e| usage(format!("cannot read config file {}: {e}", path.display())))
+        }
         None => match Properties::load(Path::new(DEFAULT_CONFIG_FILE)) {
             Ok(p) => Ok(p),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::default()),
@@ -192,7 +196,11 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
     let mut allowed_hosts = args.allow_hosts.clone();
     allowed_hosts.extend(props.list("allowedHosts"));
     let listener = ListenerConfig {
-        host: args.host.clone().or_else(|| props.get("host").map(str::to_owned)).unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
+        host: args
+            .host
+            .clone()
+            .or_else(|| props.get("host").map(str::to_owned))
+            .unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
         port: args.port.or(props.parsed("port").map_err(bad)?).unwrap_or(mcpd::config::DEFAULT_PORT),
         keys: KeySet::new(keys),
         origins: OriginPolicy { allowed_origins, allowed_hosts },
@@ -215,14 +223,24 @@ fn run(args: ServeArgs) -> Result<(), Fatal> {
         None => system.block_on(async move {
             let counts = Arc::new(mcpd_actors::ActorCounts::new());
             log::debug!("serving MCP on stdio");
-            mcpd_actors::stdio::serve(resolved.server, resolved.listener.limits, counts, tokio::io::stdin(), tokio::io::stdout())
-                .await
-                .map_err(|e| Fatal { code: 1, message: format!("stdin: {e}") })
+            mcpd_actors::stdio::serve(
+                resolved.server,
+                resolved.listener.limits,
+                counts,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            )
+            .await
+            .map_err(|e| Fatal { code: 1, message: format!("stdin: {e}") })
         }),
         Some(_) => system.block_on(async move {
             let runtime = Mcpd::new(resolved.server, resolved.listener.clone(), resolved.warnings);
-            let status = runtime.start(resolved.listener).await.map_err(|e| Fatal { code: 1, message: e.to_string() })?;
-            eprintln!("mcpd: listening on {} (stateless 2026-07-28 and session-less 2024-11-05…2025-11-25)", status.url);
+            let status =
+                runtime.start(resolved.listener).await.map_err(|e| Fatal { code: 1, message: e.to_string() })?;
+            eprintln!(
+                "mcpd: listening on {} (stateless 2026-07-28 and session-less 2024-11-05…2025-11-25)",
+                status.url
+            );
             wait_for_signal().await;
             log::info!("shutting down");
             runtime.close().await.map_err(|e| Fatal { code: 1, message: e.to_string() })

@@ -59,7 +59,11 @@ enum Line {
     TooLong,
 }
 
-async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<Line> {
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
     buf.clear();
     let mut too_long = false;
     loop {
@@ -99,7 +103,13 @@ fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
 ///
 /// # Errors
 /// I/O errors reading `input`.
-pub async fn serve<R, W>(server: Arc<McpServer>, limits: Limits, counts: Arc<ActorCounts>, input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<R, W>(
+    server: Arc<McpServer>,
+    limits: Limits,
+    counts: Arc<ActorCounts>,
+    input: R,
+    mut output: W,
+) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + 'static,

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use actix::{Actor, ActorContext, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _};
+use actix::{
+    Actor, ActorContext, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+};
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::listener::{Listener, StopActor};

@@ -25,7 +25,12 @@ use crate::counts::{ActorCounts, ActorKind};
 ///
 /// # Errors
 /// The request's [`ProtocolError`], or `-32603` on timeout.
-pub async fn execute(server: &McpServer, request: Request, scope: Scope, limit: Duration) -> Result<Value, ProtocolError> {
+pub async fn execute(
+    server: &McpServer,
+    request: Request,
+    scope: Scope,
+    limit: Duration,
+) -> Result<Value, ProtocolError> {
     let is_tool_call = request.method == "tools/call";
     let era = scope.version.era();
     match actix_rt::time::timeout(limit, server.handle(request, &scope)).await {
@@ -143,4 +148,3 @@ impl Handler<StopExecutor> for ToolExecutor {
         actix::ActorContext::stop(ctx);
     }
 }
-

@@ -69,7 +69,12 @@ impl ResourceContents {
 
     /// Binary contents (already Base64) with a MIME type.
     pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, blob_base64: impl Into<String>) -> Self {
-        ResourceContents::Blob { uri: uri.into(), mime_type: Some(mime_type.into()), blob: blob_base64.into(), meta: None }
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: blob_base64.into(),
+            meta: None,
+        }
     }
 
     /// The URI.

@@ -108,11 +108,8 @@ fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
             t = &after_brace[close + 1..];
             let literal_end = t.find('{').unwrap_or(t.len());
             let next_literal = &t[..literal_end];
-            let end = if next_literal.is_empty() {
-                rest.find('/').unwrap_or(rest.len())
-            } else {
-                rest.find(next_literal)?
-            };
+            let end =
+                if next_literal.is_empty() { rest.find('/').unwrap_or(rest.len()) } else { rest.find(next_literal)? };
             let value = &rest[..end];
             if value.is_empty() || value.contains('/') {
                 return None;

@@ -317,7 +317,11 @@ impl McpServer {
         Ok(page_result("resourceTemplates", json!(templates), next))
     }
 
-    async fn call_tool(&self, mut params: Map<String, Value>, scope: &Scope) -> Result<Map<String, Value>, ProtocolError> {
+    async fn call_tool(
+        &self,
+        mut params: Map<String, Value>,
+        scope: &Scope,
+    ) -> Result<Map<String, Value>, ProtocolError> {
         let name = match params.get("name") {
             Some(Value::String(name)) => name.clone(),
             _ => return Err(ProtocolError::InvalidParams("tools/call needs a string name".into())),
@@ -327,10 +331,8 @@ impl McpServer {
             Some(Value::Object(arguments)) => arguments,
             Some(_) => return Err(ProtocolError::InvalidParams("tools/call arguments must be an object".into())),
         };
-        let entry = self
-            .catalog
-            .tool(&name)
-            .ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
+        let entry =
+            self.catalog.tool(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let context = scope.context(&params);
         let outcome = AssertUnwindSafe(entry.handler.call(arguments, context)).catch_unwind().await;
         let result = match outcome {
@@ -350,10 +352,8 @@ impl McpServer {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| ProtocolError::InvalidParams("prompts/get needs a string name".into()))?;
-        let entry = self
-            .catalog
-            .prompt(name)
-            .ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+        let entry =
+            self.catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(arguments)) => arguments.clone(),
@@ -361,10 +361,7 @@ impl McpServer {
         };
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
-                return Err(ProtocolError::InvalidParams(format!(
-                    "prompt {name} needs argument {}",
-                    argument.name
-                )));
+                return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
         let context = scope.context(&params);
@@ -377,7 +374,11 @@ impl McpServer {
         }
     }
 
-    async fn read_resource(&self, params: Map<String, Value>, scope: &Scope) -> Result<Map<String, Value>, ProtocolError> {
+    async fn read_resource(
+        &self,
+        params: Map<String, Value>,
+        scope: &Scope,
+    ) -> Result<Map<String, Value>, ProtocolError> {
         let uri = params
             .get("uri")
             .and_then(Value::as_str)
@@ -389,7 +390,9 @@ impl McpServer {
         let context = scope.context(&params);
         let outcome = AssertUnwindSafe(handler.read(uri.to_owned(), variables, context)).catch_unwind().await;
         match outcome {
-            Ok(Ok(result)) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri: uri.to_owned() }),
+            Ok(Ok(result)) if result.contents.is_empty() => {
+                Err(ProtocolError::ResourceNotFound { uri: uri.to_owned() })
+            }
             Ok(Ok(result)) => to_object(&result),
             Ok(Err(ToolError::Protocol(error))) => Err(error),
             Ok(Err(ToolError::Failed(message))) => Err(ProtocolError::Internal(message)),
@@ -427,20 +430,18 @@ impl McpServer {
         let total = values.len();
         values.truncate(100);
         let mut result = Map::new();
-        result.insert(
-            "completion".into(),
-            json!({ "values": values, "total": total, "hasMore": total > values.len() }),
-        );
+        result
+            .insert("completion".into(), json!({ "values": values, "total": total, "hasMore": total > values.len() }));
         Ok(result)
     }
 }
 
 fn parse_level(params: &Map<String, Value>) -> Result<LogLevel, ProtocolError> {
-    params
-        .get("level")
-        .and_then(Value::as_str)
-        .and_then(LogLevel::parse)
-        .ok_or_else(|| ProtocolError::InvalidParams("level must be one of debug, info, notice, warning, error, critical, alert, emergency".into()))
+    params.get("level").and_then(Value::as_str).and_then(LogLevel::parse).ok_or_else(|| {
+        ProtocolError::InvalidParams(
+            "level must be one of debug, info, notice, warning, error, critical, alert, emergency".into(),
+        )
+    })
 }
 
 /// Reads the level of a `logging/setLevel` request (for transports that keep it).

@@ -97,7 +97,10 @@ pub struct StatelessRequest {
 ///
 /// # Errors
 /// The first failing check, as a [`ProtocolError`].
-pub fn validate_stateless(request: &Request, headers: Option<&RoutingHeaders<'_>>) -> Result<StatelessRequest, ProtocolError> {
+pub fn validate_stateless(
+    request: &Request,
+    headers: Option<&RoutingHeaders<'_>>,
+) -> Result<StatelessRequest, ProtocolError> {
     let params = request.params.as_ref();
     let meta = meta_of(params).ok_or(ProtocolError::MissingMeta("_meta"))?;
     let version = meta
@@ -119,9 +122,9 @@ pub fn validate_stateless(request: &Request, headers: Option<&RoutingHeaders<'_>
     }
     let log_level = match meta.get(meta_keys::LOG_LEVEL) {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(
-            LogLevel::parse(s).ok_or_else(|| ProtocolError::InvalidParams(format!("unknown log level {s:?}")))?,
-        ),
+        Some(Value::String(s)) => {
+            Some(LogLevel::parse(s).ok_or_else(|| ProtocolError::InvalidParams(format!("unknown log level {s:?}")))?)
+        }
         Some(other) => return Err(ProtocolError::InvalidParams(format!("log level must be a string, got {other}"))),
     };
     Ok(StatelessRequest { meta: Arc::new(meta.clone()), client_capabilities: Arc::new(capabilities), log_level })

@@ -1,7 +1,7 @@
 //! Shared helpers for in-process integration tests: start a real listener on a free loopback
 //! port and talk to it over real sockets with awc.
 
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,7 +17,11 @@ pub fn test_catalog() -> Catalog {
     let mut catalog = Catalog::new();
     mcpd::builtin::register(&mut catalog);
     catalog.add_tool(
-        Tool::new("sleep", "Sleeps for ms milliseconds.", json!({"type":"object","properties":{"ms":{"type":"integer"}}})),
+        Tool::new(
+            "sleep",
+            "Sleeps for ms milliseconds.",
+            json!({"type":"object","properties":{"ms":{"type":"integer"}}}),
+        ),
         |args: Map<String, Value>, _ctx| async move {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
             actix_rt::time::sleep(Duration::from_millis(ms)).await;
@@ -71,7 +75,11 @@ impl TestServer {
 }
 
 /// Starts a listener on 127.0.0.1:0 serving `catalog`, with `tweak` applied to the config.
-pub async fn start_with(catalog: Catalog, options: ServerOptions, tweak: impl FnOnce(&mut ListenerConfig)) -> TestServer {
+pub async fn start_with(
+    catalog: Catalog,
+    options: ServerOptions,
+    tweak: impl FnOnce(&mut ListenerConfig),
+) -> TestServer {
     let server = Arc::new(McpServer::new(options, catalog));
     let mut config = ListenerConfig { port: 0, workers: 2, ..ListenerConfig::default() };
     tweak(&mut config);
@@ -95,7 +103,8 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -118,11 +127,8 @@ pub async fn send(method: &str, url: &str, headers: &[(&str, &str)], body: impl 
     let body: Vec<u8> = body.into();
     let mut response = request.send_body(body).await.expect("request is answered");
     let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
+    let headers =
+        response.headers().iter().map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned())).collect();
     let body = response.body().limit(64 * 1024 * 1024).await.expect("body").to_vec();
     Reply { status, headers, body }
 }
@@ -151,7 +157,8 @@ pub fn modern_request(id: i64, method: &str, mut params: Value) -> Value {
 
 /// POSTs a stateless request with correct routing headers.
 pub async fn post_modern(server: &TestServer, id: i64, method: &str, params: Value) -> Reply {
-    let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).map(mcpd::headers::encode_value);
+    let name =
+        params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).map(mcpd::headers::encode_value);
     let body = modern_request(id, method, params);
     let mut headers = vec![("mcp-protocol-version", "2026-07-28"), ("mcp-method", method)];
     if let Some(name) = name.as_deref() {
@@ -162,5 +169,10 @@ pub async fn post_modern(server: &TestServer, id: i64, method: &str, params: Val
 
 /// POSTs a handshake-era request under `version` (header).
 pub async fn post_legacy(server: &TestServer, version: &str, id: i64, method: &str, params: Value) -> Reply {
-    post(server, &[("mcp-protocol-version", version)], &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})).await
+    post(
+        server,
+        &[("mcp-protocol-version", version)],
+        &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+    )
+    .await
 }

@@ -63,24 +63,17 @@ fn rejection_response(status: u16, rejection: &Rejection) -> HttpResponse {
 
 /// Reads the body up to `limit` bytes; a larger one is answered 413 with a JSON-RPC error.
 async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
-    let too_large = || {
-        plain_error(
-            413,
-            ErrorCode::INVALID_REQUEST,
-            format!("Request body too large: the limit is {limit} bytes"),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let too_large =
+        || plain_error(413, ErrorCode::INVALID_REQUEST, format!("Request body too large: the limit is {limit} bytes"));
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
         return Err(too_large());
     }
     let mut body = web::BytesMut::with_capacity(declared.unwrap_or(1024).min(limit));
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| plain_error(400, ErrorCode::INVALID_REQUEST, format!("Invalid request body: {e}")))?;
+        let chunk =
+            chunk.map_err(|e| plain_error(400, ErrorCode::INVALID_REQUEST, format!("Invalid request body: {e}")))?;
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
@@ -90,7 +83,11 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -
 }
 
 /// Validates and executes one request; returns its era (for the error status) and outcome.
-async fn answer(request: Request, routing: &RoutingHeaders<'_>, state: &AppState) -> (Era, Result<Value, ProtocolError>) {
+async fn answer(
+    request: Request,
+    routing: &RoutingHeaders<'_>,
+    state: &AppState,
+) -> (Era, Result<Value, ProtocolError>) {
     match http_era(request.params.as_ref(), routing.protocol_version) {
         Era::Stateless => {
             let outcome = match validate_stateless(&request, Some(routing)) {
@@ -103,7 +100,11 @@ async fn answer(request: Request, routing: &RoutingHeaders<'_>, state: &AppState
     }
 }
 
-async fn answer_legacy(request: Request, routing: &RoutingHeaders<'_>, state: &AppState) -> Result<Value, ProtocolError> {
+async fn answer_legacy(
+    request: Request,
+    routing: &RoutingHeaders<'_>,
+    state: &AppState,
+) -> Result<Value, ProtocolError> {
     if request.method == "initialize" {
         return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
     }

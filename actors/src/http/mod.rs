@@ -17,7 +17,6 @@ use mcpd::McpServer;
 use crate::config::{Limits, TransportMode};
 use crate::status::StatusCell;
 
-
 /// What every HTTP worker shares. Built once per listener start.
 #[derive(Debug)]
 pub struct AppState {
@@ -39,13 +38,13 @@ pub struct AppState {
 
 /// Registers the routes on an actix-web app.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/mcp")
-            .route(web::post().to(mcp::post))
-            .default_service(web::to(method_not_allowed)),
-    )
-    .service(web::resource(["/", "/status"]).route(web::get().to(status)).default_service(web::to(method_not_allowed_get)))
-    .default_service(web::to(not_found));
+    cfg.service(web::resource("/mcp").route(web::post().to(mcp::post)).default_service(web::to(method_not_allowed)))
+        .service(
+            web::resource(["/", "/status"])
+                .route(web::get().to(status))
+                .default_service(web::to(method_not_allowed_get)),
+        )
+        .default_service(web::to(not_found));
 }
 
 /// Checks Host, Origin and key, in that order. `None` means the request may proceed.
@@ -55,19 +54,31 @@ pub(crate) fn guard(req: &HttpRequest, state: &AppState) -> Option<HttpResponse>
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !state.origins.host_allowed(host) {
             log::debug!("rejecting Host {host:?}");
-            return Some(reply::plain_error(403, mcpd::jsonrpc::ErrorCode::INVALID_REQUEST, format!("Forbidden: Host {host:?} is not allowed")));
+            return Some(reply::plain_error(
+                403,
+                mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+                format!("Forbidden: Host {host:?} is not allowed"),
+            ));
         }
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !state.origins.origin_allowed(origin) {
             log::debug!("rejecting Origin {origin:?}");
-            return Some(reply::plain_error(403, mcpd::jsonrpc::ErrorCode::INVALID_REQUEST, format!("Forbidden: Origin {origin:?} is not allowed")));
+            return Some(reply::plain_error(
+                403,
+                mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+                format!("Forbidden: Origin {origin:?} is not allowed"),
+            ));
         }
     }
     let authorized = state.keys.authorizes(|name| headers.get(name).and_then(|v| v.to_str().ok()));
     if !authorized {
-        let mut response = reply::plain_error(401, mcpd::jsonrpc::ErrorCode::UNAUTHORIZED, "Unauthorized: a valid API key is required".into());
+        let mut response = reply::plain_error(
+            401,
+            mcpd::jsonrpc::ErrorCode::UNAUTHORIZED,
+            "Unauthorized: a valid API key is required".into(),
+        );
         response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         return Some(response);
     }
