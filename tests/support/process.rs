@@ -175,7 +175,10 @@ impl HttpChild {
                     if let Ok(Some(status)) = child.try_wait() {
                         // Give the reader a moment to collect the last lines.
                         std::thread::sleep(Duration::from_millis(100));
-                        panic!("{cmd:?} exited ({status}) before listening; stderr:\n{}", stderr.lock().unwrap().join("\n"));
+                        panic!(
+                            "{cmd:?} exited ({status}) before listening; stderr:\n{}",
+                            stderr.lock().unwrap().join("\n")
+                        );
                     }
                 }
                 Err(_) => {
@@ -218,8 +221,15 @@ fn listening_port(line: &str) -> Option<u16> {
 
 /// A blocking HTTP/1.1 request to `127.0.0.1:port` with `Connection: close`. Returns the
 /// status, the headers (names lower-cased) and the body.
-pub(crate) fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<(String, String)>, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect 127.0.0.1:{port}: {e}"));
+pub(crate) fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    let mut stream =
+        TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("connect 127.0.0.1:{port}: {e}"));
     stream.set_read_timeout(Some(HTTP_TIMEOUT)).expect("read timeout");
     stream.set_write_timeout(Some(HTTP_TIMEOUT)).expect("write timeout");
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
@@ -290,7 +300,10 @@ pub(crate) fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
     let text = String::from_utf8(stdout.to_vec()).expect("stdout is UTF-8");
     text.lines()
         .filter(|line| !line.is_empty())
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}\n--- stdout ---\n{text}")))
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}\n--- stdout ---\n{text}"))
+        })
         .collect()
 }
 
