@@ -26,7 +26,7 @@ const LISTENING: &str = "mcpd: listening on http://";
 
 /// The path of `target/<profile>/mcpd`, next to this test executable. The binary belongs to
 /// another workspace member, so `cargo test` does not build it: the first call in a test process
-/// runs `cargo build -p mcpd-actors --bin mcpd` when it is missing.
+/// runs `cargo build -p mcpd-actors --bin mcpd` (a no-op when it is up to date).
 pub(crate) fn mcpd_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
@@ -35,9 +35,8 @@ pub(crate) fn mcpd_binary() -> PathBuf {
             // target/<profile>/deps/<test>-<hash> → target/<profile>
             let profile_dir = exe.parent().and_then(Path::parent).expect("test executable is in target/<profile>/deps");
             let binary = profile_dir.join(format!("mcpd{}", std::env::consts::EXE_SUFFIX));
-            if !binary.is_file() {
-                build_binary(exe.to_string_lossy().contains("/release/"));
-            }
+            // Always ask cargo: it is a no-op when the binary is fresh, and it never runs a stale one.
+            build_binary(exe.to_string_lossy().contains("/release/"));
             assert!(binary.is_file(), "mcpd binary not found at {} even after building it", binary.display());
             binary
         })
