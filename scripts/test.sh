@@ -10,4 +10,8 @@ export MCPD_TEST_PYTHON
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo test --workspace
+mkdir -p target
+cargo test --workspace 2>&1 | tee target/test-output.log
+# One closing line for the whole run (cargo prints one summary per test binary).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
+     END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' target/test-output.log

@@ -340,3 +340,138 @@ fn page<E, T>(
     let next = if iter.next().is_some() { items.last().map(|(k, _)| (*k).clone()) } else { None };
     (items.into_iter().map(|(_, e)| f(e)).collect(), next)
 }
+
+/// A change other parts of the runtime must hear about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogEvent {
+    /// The tool list changed.
+    ToolsChanged,
+    /// The prompt list changed.
+    PromptsChanged,
+    /// The resource or template list changed.
+    ResourcesChanged,
+    /// One resource's contents changed.
+    ResourceUpdated(String),
+}
+
+type Listener = Arc<dyn Fn(&CatalogEvent) + Send + Sync>;
+
+/// A catalog that can change while the server runs. Readers take a cheap snapshot
+/// ([`LiveCatalog::snapshot`]); writers replace it ([`LiveCatalog::update`]) and listeners
+/// (the runtime's sessions) hear which lists changed.
+#[derive(Default)]
+pub struct LiveCatalog {
+    current: std::sync::RwLock<Arc<Catalog>>,
+    listeners: std::sync::Mutex<Vec<(u64, Listener)>>,
+    next_listener: std::sync::atomic::AtomicU64,
+}
+
+impl fmt::Debug for LiveCatalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LiveCatalog").field("current", &self.snapshot()).finish_non_exhaustive()
+    }
+}
+
+fn same<E>(a: &BTreeMap<String, E>, b: &BTreeMap<String, E>, def: impl Fn(&E) -> *const ()) -> bool {
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|((ka, ea), (kb, eb))| ka == kb && def(ea) == def(eb))
+}
+
+impl LiveCatalog {
+    /// A live catalog starting with `catalog`.
+    pub fn new(catalog: Catalog) -> Self {
+        LiveCatalog { current: std::sync::RwLock::new(Arc::new(catalog)), ..Default::default() }
+    }
+
+    /// The current catalog.
+    pub fn snapshot(&self) -> Arc<Catalog> {
+        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Changes the catalog; listeners hear which lists changed.
+    pub fn update(&self, change: impl FnOnce(&mut Catalog)) {
+        let (before, after) = {
+            let mut guard = self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let before = guard.clone();
+            let mut next = (*before).clone();
+            change(&mut next);
+            let after = Arc::new(next);
+            *guard = after.clone();
+            (before, after)
+        };
+        let mut events = Vec::new();
+        if !same(&before.tools, &after.tools, |e| Arc::as_ptr(&e.definition).cast()) {
+            events.push(CatalogEvent::ToolsChanged);
+        }
+        if !same(&before.prompts, &after.prompts, |e| Arc::as_ptr(&e.definition).cast()) {
+            events.push(CatalogEvent::PromptsChanged);
+        }
+        if !same(&before.resources, &after.resources, |e| Arc::as_ptr(&e.definition).cast())
+            || !same(&before.templates, &after.templates, |e| Arc::as_ptr(&e.definition).cast())
+        {
+            events.push(CatalogEvent::ResourcesChanged);
+        }
+        for event in events {
+            self.emit(&event);
+        }
+    }
+
+    /// Announces that a resource's contents changed (subscribers get
+    /// `notifications/resources/updated`).
+    pub fn resource_updated(&self, uri: &str) {
+        self.emit(&CatalogEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    fn emit(&self, event: &CatalogEvent) {
+        let listeners: Vec<Listener> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        for listener in listeners {
+            listener(event);
+        }
+    }
+
+    /// Registers a listener; returns the id to remove it with.
+    pub fn listen(&self, listener: impl Fn(&CatalogEvent) + Send + Sync + 'static) -> u64 {
+        let id = self.next_listener.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.listeners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((id, Arc::new(listener)));
+        id
+    }
+
+    /// Removes a listener.
+    pub fn unlisten(&self, id: u64) {
+        self.listeners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|(i, _)| *i != id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    #[test]
+    fn updates_announce_the_lists_that_changed() {
+        let live = LiveCatalog::new(Catalog::new());
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        let id = live.listen(move |e| sink.lock().unwrap().push(e.clone()));
+        live.update(|c| {
+            c.add_tool(Tool::new("a", "A", json!({"type":"object"})), |_a, _c| async { Ok(CallToolResult::text("a")) });
+        });
+        live.update(|_| {});
+        live.resource_updated("test://x");
+        live.unlisten(id);
+        live.update(|c| {
+            c.remove_tool("a");
+        });
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![CatalogEvent::ToolsChanged, CatalogEvent::ResourceUpdated("test://x".into())]
+        );
+        assert_eq!(live.snapshot().tools().count(), 0);
+    }
+}

@@ -57,6 +57,11 @@ pub trait Peer: Send + Sync + 'static {
         );
         Box::pin(async move { Err(error) })
     }
+
+    /// Closes the connection carrying this request's stream without ending the request: the
+    /// client reconnects (SSE polling) and receives the rest. A no-op where streams cannot be
+    /// resumed.
+    fn close_stream(&self) {}
 }
 
 /// The request a handler serves.
@@ -183,6 +188,14 @@ impl ToolContext {
             params["logger"] = json!(logger);
         }
         peer.notify("notifications/message", params);
+    }
+
+    /// Closes the connection of this request's SSE stream; the client resumes it with `GET` and
+    /// `Last-Event-ID` and receives the rest (2025-11-25 SSE polling).
+    pub fn close_stream(&self) {
+        if let Some(peer) = &self.peer {
+            peer.close_stream();
+        }
     }
 
     /// Sends a request to the client (sampling, elicitation, roots) and waits for the answer.

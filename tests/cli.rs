@@ -164,11 +164,15 @@ fn missing_config_file_is_a_usage_error() {
     assert!(line.contains("/nonexistent/file.properties"), "{line}");
 }
 
-/// `-s` (sessions) is refused with a clear one-line error until sessions exist.
+/// `-s` is an HTTP feature: without `-p` it is a one-line usage error; with `-p` the server
+/// starts in streamable mode and says so in its status.
 #[test]
-fn session_flag_is_refused_until_sessions_exist() {
-    let line = assert_one_line_error(&run(&["-s", "-p", "0"]), Some(2));
-    assert!(line.to_lowercase().contains("session"), "{line}");
+fn session_flag_needs_a_port_and_enables_streamable_http() {
+    let line = assert_one_line_error(&run(&["-s"]), Some(2));
+    assert!(line.contains("--port"), "{line}");
+    let child = HttpChild::spawn(&["-s"]);
+    let status = get_status(child.port);
+    assert_eq!(status["transport"], "streamable-http", "{status}");
 }
 
 /// Binding a non-loopback address without any key is refused, and the message says how to fix it.

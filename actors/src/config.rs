@@ -28,6 +28,34 @@ impl Default for Limits {
     }
 }
 
+/// Default idle time after which a session expires.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// Default cap on live sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// Default time a tool waits for the client to answer a sampling, elicitation or roots request.
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Streamable-HTTP session settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// A session with no request and no open stream for this long ends.
+    pub idle_timeout: Duration,
+    /// At most this many sessions live at once; `initialize` beyond it is refused (503).
+    pub max_sessions: usize,
+    /// How long a tool waits for the client's answer to a server-to-client request.
+    pub client_request_timeout: Duration,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            idle_timeout: DEFAULT_SESSION_IDLE,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
 /// How the HTTP endpoint talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportMode {
@@ -64,6 +92,8 @@ pub struct ListenerConfig {
     pub mode: TransportMode,
     /// Limits.
     pub limits: Limits,
+    /// Session settings (streamable mode).
+    pub sessions: SessionConfig,
     /// Worker threads (0: one per CPU).
     pub workers: usize,
     /// Where the listener's `{host, port, enabled}` settings persist, if anywhere.
@@ -80,6 +110,7 @@ impl Default for ListenerConfig {
             allow_unauthenticated: false,
             mode: TransportMode::Http,
             limits: Limits::default(),
+            sessions: SessionConfig::default(),
             workers: 0,
             settings_file: None,
         }

@@ -6,7 +6,8 @@
 //! |---|---|---|
 //! | [`supervisor::Supervisor`] | process | owns the actor counts, orders shutdown |
 //! | [`listener::Listener`] | bound HTTP endpoint | the actix-web server handle, start/stop/settings |
-//! | [`tool_executor::ToolExecutor`] | connection | runs its requests concurrently, cancels them |
+//! | [`session::Session`] | streamable-HTTP session | its SSE streams, replay buffers, subscriptions, expiry |
+//! | [`tool_executor::ToolExecutor`] | connection or session | runs its requests concurrently, cancels them |
 //!
 //! Transports: [`http`] (one endpoint for every revision) and [`stdio`]. The library API is
 //! [`Mcpd`]; the `mcpd` binary (`src/main.rs`) is a thin CLI over it.
@@ -15,13 +16,15 @@ pub mod config;
 pub mod counts;
 pub mod http;
 pub mod listener;
+pub mod metrics;
 pub mod runtime;
+pub mod session;
 pub mod status;
 pub mod stdio;
 pub mod supervisor;
 pub mod tool_executor;
 
-pub use config::{Limits, ListenerConfig, TransportMode};
+pub use config::{Limits, ListenerConfig, SessionConfig, TransportMode};
 pub use counts::{ActorCounts, ActorKind};
 pub use runtime::{Mcpd, RuntimeError};
 pub use status::ListenerStatus;

@@ -20,6 +20,8 @@ use mcpd::McpServer;
 use crate::config::ListenerConfig;
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::{self, AppState};
+use crate::metrics::Metrics;
+use crate::session::SessionRegistry;
 use crate::status::{now_millis, ListenerStatus, StatusCell};
 
 /// How long a stopping endpoint waits for in-flight requests.
@@ -58,6 +60,8 @@ struct Running {
 pub struct Listener {
     server: Arc<McpServer>,
     counts: Arc<ActorCounts>,
+    metrics: Arc<Metrics>,
+    sessions: Arc<SessionRegistry>,
     status: Arc<StatusCell>,
     warnings: Vec<String>,
     base: ListenerConfig,
@@ -73,10 +77,26 @@ impl std::fmt::Debug for Listener {
 impl Listener {
     /// A stopped listener. `base` supplies keys, limits and the settings file for
     /// `SyncWithSettings`.
-    pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>, counts: Arc<ActorCounts>) -> Self {
+    pub fn new(
+        server: Arc<McpServer>,
+        base: ListenerConfig,
+        warnings: Vec<String>,
+        counts: Arc<ActorCounts>,
+        metrics: Arc<Metrics>,
+        sessions: Arc<SessionRegistry>,
+    ) -> Self {
         let status =
             ListenerStatus::stopped(server.options().info.clone(), server.catalog().tools().count(), "stopped");
-        Listener { server, counts, status: Arc::new(StatusCell::new(status)), warnings, base, running: None }
+        Listener {
+            server,
+            counts,
+            metrics,
+            sessions,
+            status: Arc::new(StatusCell::new(status)),
+            warnings,
+            base,
+            running: None,
+        }
     }
 
     /// The status cell (shared with HTTP workers).
@@ -120,19 +140,25 @@ impl Listener {
             limits: config.limits,
             mode: config.mode,
             status: self.status.clone(),
+            metrics: self.metrics.clone(),
+            sessions: self.sessions.clone(),
+            session_config: config.sessions,
+            counts: self.counts.clone(),
         });
+        let mode = config.mode;
         let workers = if config.workers == 0 {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         } else {
             config.workers
         };
-        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(http::configure))
-            .workers(workers)
-            .disable_signals()
-            .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
-            .listen(tcp)
-            .map_err(|e| StartError::Bind { address, reason: e.to_string() })?
-            .run();
+        let server =
+            HttpServer::new(move || App::new().app_data(state.clone()).configure(|cfg| http::configure(cfg, mode)))
+                .workers(workers)
+                .disable_signals()
+                .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
+                .listen(tcp)
+                .map_err(|e| StartError::Bind { address, reason: e.to_string() })?
+                .run();
         self.running = Some(Running { handle: server.handle() });
         actix_rt::spawn(server);
         log::info!("listening on {} ({})", status.url, config.mode.label());

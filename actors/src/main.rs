@@ -13,7 +13,7 @@ use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::{Catalog, McpServer, ServerOptions};
-use mcpd_actors::{Limits, ListenerConfig, Mcpd, TransportMode};
+use mcpd_actors::{Limits, ListenerConfig, Mcpd, SessionConfig, TransportMode};
 
 /// The default properties file, read when present.
 const DEFAULT_CONFIG_FILE: &str = "mcp.properties";
@@ -83,6 +83,15 @@ struct ServeArgs {
     /// HTTP worker threads (default: one per CPU).
     #[arg(long)]
     workers: Option<usize>,
+    /// Seconds of inactivity after which a session expires (with -s).
+    #[arg(long)]
+    session_idle_timeout: Option<u64>,
+    /// Most sessions alive at once (with -s).
+    #[arg(long)]
+    max_sessions: Option<usize>,
+    /// Seconds a tool waits for the client's answer to sampling, elicitation or roots requests.
+    #[arg(long)]
+    client_request_timeout: Option<u64>,
     /// File where the listener's {host, port, enabled} settings persist.
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -195,6 +204,16 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
     allowed_origins.extend(props.list("allowedOrigins"));
     let mut allowed_hosts = args.allow_hosts.clone();
     allowed_hosts.extend(props.list("allowedHosts"));
+    let mut sessions = SessionConfig::default();
+    if let Some(secs) = args.session_idle_timeout.or(props.parsed("sessionIdleSeconds").map_err(bad)?) {
+        sessions.idle_timeout = Duration::from_secs(secs.max(1));
+    }
+    if let Some(max) = args.max_sessions.or(props.parsed("maxSessions").map_err(bad)?) {
+        sessions.max_sessions = max;
+    }
+    if let Some(secs) = args.client_request_timeout.or(props.parsed("clientRequestTimeoutSeconds").map_err(bad)?) {
+        sessions.client_request_timeout = Duration::from_secs(secs.max(1));
+    }
     let listener = ListenerConfig {
         host: args
             .host
@@ -207,6 +226,7 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
         allow_unauthenticated: args.allow_unauthenticated,
         mode: if args.session { TransportMode::StreamableHttp } else { TransportMode::Http },
         limits,
+        sessions,
         workers: args.workers.or(props.parsed("workers").map_err(bad)?).unwrap_or(0),
         settings_file: args.settings.clone(),
     };
@@ -215,8 +235,8 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
 
 fn run(args: ServeArgs) -> Result<(), Fatal> {
     let resolved = resolve(&args)?;
-    if args.session {
-        return Err(usage("--session (streamable HTTP sessions) is not available yet; serve without -s"));
+    if args.session && args.port.is_none() {
+        return Err(usage("--session needs --port: sessions are an HTTP feature (stdio is one session already)"));
     }
     let system = actix_rt::System::new();
     match args.port {

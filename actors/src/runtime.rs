@@ -10,8 +10,11 @@ use mcpd::McpServer;
 use crate::config::ListenerConfig;
 use crate::counts::ActorCounts;
 use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopListener, SyncWithSettings};
+use crate::metrics::Metrics;
+use crate::session::{Notify, ResourceUpdated, SessionRegistry};
 use crate::status::ListenerStatus;
 use crate::supervisor::{Shutdown, Supervisor};
+use mcpd::catalog::CatalogEvent;
 
 /// A failure of the runtime API.
 #[derive(Debug, Display, Error, From)]
@@ -32,6 +35,32 @@ pub struct Mcpd {
     supervisor: Addr<Supervisor>,
     listener: Addr<Listener>,
     counts: Arc<ActorCounts>,
+    metrics: Arc<Metrics>,
+    sessions: Arc<SessionRegistry>,
+}
+
+/// Sends `notifications/*/list_changed` and `notifications/resources/updated` to every session
+/// when the catalog changes.
+fn broadcast_catalog_changes(server: &McpServer, sessions: &Arc<SessionRegistry>) {
+    let sessions = Arc::downgrade(sessions);
+    server.live_catalog().listen(move |event| {
+        let Some(sessions) = sessions.upgrade() else { return };
+        let method = match event {
+            CatalogEvent::ToolsChanged => "notifications/tools/list_changed",
+            CatalogEvent::PromptsChanged => "notifications/prompts/list_changed",
+            CatalogEvent::ResourcesChanged => "notifications/resources/list_changed",
+            CatalogEvent::ResourceUpdated(uri) => {
+                for handle in sessions.handles() {
+                    handle.session.do_send(ResourceUpdated { uri: uri.clone() });
+                }
+                return;
+            }
+        };
+        let message = mcpd::jsonrpc::outgoing_message(None, method, None);
+        for handle in sessions.handles() {
+            handle.session.do_send(Notify { message: message.clone() });
+        }
+    });
 }
 
 impl Mcpd {
@@ -40,9 +69,23 @@ impl Mcpd {
     /// `sync_with_settings`; `warnings` are shown in the status.
     pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>) -> Self {
         let counts = Arc::new(ActorCounts::new());
-        let listener = Listener::new(server, base, warnings, counts.clone()).start();
-        let supervisor = Supervisor::new(counts.clone(), listener.clone()).start();
-        Mcpd { supervisor, listener, counts }
+        let sessions = Arc::new(SessionRegistry::new(base.sessions.max_sessions));
+        let registry = sessions.clone();
+        let metrics = Arc::new(Metrics::new(counts.clone(), Arc::new(move || registry.len())));
+        broadcast_catalog_changes(&server, &sessions);
+        let listener = Listener::new(server, base, warnings, counts.clone(), metrics.clone(), sessions.clone()).start();
+        let supervisor = Supervisor::new(counts.clone(), listener.clone(), sessions.clone()).start();
+        Mcpd { supervisor, listener, counts, metrics, sessions }
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// The live sessions.
+    pub fn sessions(&self) -> Arc<SessionRegistry> {
+        self.sessions.clone()
     }
 
     /// Starts serving with `config`, stopping the running endpoint first.

@@ -128,7 +128,8 @@ where
         }
         let _ = output.flush().await;
     });
-    let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts).start();
+    let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
+    let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
     let mut connection = Connection {
         session_id: Arc::from(format!("stdio-{}", std::process::id())),
         version: None,

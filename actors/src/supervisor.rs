@@ -1,6 +1,6 @@
-//! The `Supervisor` actor: one per process. It owns the actor counts and the listener's
-//! address, and orders shutdown: the listener is stopped (draining its endpoint) before the
-//! supervisor stops itself.
+//! The `Supervisor` actor: one per process. It owns the actor counts, the session registry and
+//! the listener's address, and orders shutdown: the listener is stopped (draining its endpoint),
+//! then every session, then the supervisor itself.
 //!
 //! Handles `Shutdown` and `ActorCountsQuery`.
 
@@ -12,18 +12,20 @@ use actix::{
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::listener::{Listener, StopActor};
+use crate::session::{EndReason, SessionRegistry, Stop};
 
 /// The root of the actor tree.
 #[derive(Debug)]
 pub struct Supervisor {
     counts: Arc<ActorCounts>,
     listener: Addr<Listener>,
+    sessions: Arc<SessionRegistry>,
 }
 
 impl Supervisor {
-    /// A supervisor over a started listener.
-    pub fn new(counts: Arc<ActorCounts>, listener: Addr<Listener>) -> Self {
-        Supervisor { counts, listener }
+    /// A supervisor over a started listener and the session registry.
+    pub fn new(counts: Arc<ActorCounts>, listener: Addr<Listener>, sessions: Arc<SessionRegistry>) -> Self {
+        Supervisor { counts, listener, sessions }
     }
 }
 
@@ -50,10 +52,14 @@ impl Handler<Shutdown> for Supervisor {
     fn handle(&mut self, _msg: Shutdown, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Supervisor);
         let listener = self.listener.clone();
+        let sessions = self.sessions.handles();
         AtomicResponse::new(Box::pin(
             async move {
                 if let Err(e) = listener.send(StopActor).await {
                     log::debug!("listener already gone: {e}");
+                }
+                for handle in sessions {
+                    let _ = handle.session.send(Stop { reason: EndReason::Shutdown }).await;
                 }
             }
             .into_actor(self)

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorFutureExt as _, Context, Handler, Message, ResponseActFuture, WrapFuture as _};
 use futures_util::future::{AbortHandle, Abortable};
@@ -19,6 +19,7 @@ use mcpd::{McpServer, ProtocolError};
 use serde_json::{json, Value};
 
 use crate::counts::{ActorCounts, ActorKind};
+use crate::metrics::{Metrics, Outcome};
 
 /// Serves one request under the time limit. A `tools/call` that runs out of time is answered
 /// as a tool failure (`isError: true`) naming the limit; any other request, as `-32603`.
@@ -26,6 +27,35 @@ use crate::counts::{ActorCounts, ActorKind};
 /// # Errors
 /// The request's [`ProtocolError`], or `-32603` on timeout.
 pub async fn execute(
+    server: &McpServer,
+    metrics: &Metrics,
+    request: Request,
+    scope: Scope,
+    limit: Duration,
+) -> Result<Value, ProtocolError> {
+    let started = Instant::now();
+    let method = request.method.clone();
+    let tool = (method == "tools/call")
+        .then(|| request.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).map(str::to_owned))
+        .flatten();
+    let outcome = run_limited(server, request, scope, limit).await;
+    metrics.request(&method, if outcome.is_ok() { Outcome::Ok } else { Outcome::Error }, started.elapsed());
+    if let Some(tool) = tool {
+        let label = match &outcome {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => Some("is_error"),
+            Ok(_) => Some("ok"),
+            // Unknown tools are not labelled: their names are the client's to choose.
+            Err(_) if server.catalog().tool(&tool).is_none() => None,
+            Err(_) => Some("error"),
+        };
+        if let Some(label) = label {
+            metrics.tool_call(&tool, label);
+        }
+    }
+    outcome
+}
+
+async fn run_limited(
     server: &McpServer,
     request: Request,
     scope: Scope,
@@ -59,12 +89,13 @@ pub struct ToolExecutor {
     limit: Duration,
     in_flight: HashMap<RequestId, AbortHandle>,
     counts: Arc<ActorCounts>,
+    metrics: Arc<Metrics>,
 }
 
 impl ToolExecutor {
     /// An executor over `server` with a per-request time limit.
-    pub fn new(server: Arc<McpServer>, limit: Duration, counts: Arc<ActorCounts>) -> Self {
-        ToolExecutor { server, limit, in_flight: HashMap::new(), counts }
+    pub fn new(server: Arc<McpServer>, limit: Duration, counts: Arc<ActorCounts>, metrics: Arc<Metrics>) -> Self {
+        ToolExecutor { server, limit, in_flight: HashMap::new(), counts, metrics }
     }
 }
 
@@ -103,8 +134,9 @@ impl Handler<Execute> for ToolExecutor {
         let (abort, registration) = AbortHandle::new_pair();
         self.in_flight.insert(id.clone(), abort);
         let server = self.server.clone();
+        let metrics = self.metrics.clone();
         let limit = self.limit;
-        let work = async move { execute(&server, msg.request, msg.scope, limit).await };
+        let work = async move { execute(&server, &metrics, msg.request, msg.scope, limit).await };
         Box::pin(Abortable::new(work, registration).into_actor(self).map(move |outcome, act, _| {
             act.in_flight.remove(&id);
             outcome.ok()

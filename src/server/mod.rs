@@ -16,7 +16,7 @@ use futures_util::FutureExt as _;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::catalog::{Catalog, ToolError};
+use crate::catalog::{Catalog, LiveCatalog, ToolError};
 use crate::context::{LogLevel, Peer, ToolContext};
 use crate::error::ProtocolError;
 use crate::jsonrpc::Request;
@@ -185,13 +185,19 @@ pub struct Handshake {
 #[derive(Debug)]
 pub struct McpServer {
     options: ServerOptions,
-    catalog: Arc<Catalog>,
+    catalog: Arc<LiveCatalog>,
     capabilities: ServerCapabilities,
 }
 
 impl McpServer {
     /// A server over `catalog`.
     pub fn new(options: ServerOptions, catalog: Catalog) -> Self {
+        McpServer::with_live_catalog(options, Arc::new(LiveCatalog::new(catalog)))
+    }
+
+    /// A server over a catalog that may change while it runs (handlers may hold the same
+    /// `Arc<LiveCatalog>` to add or remove tools).
+    pub fn with_live_catalog(options: ServerOptions, catalog: Arc<LiveCatalog>) -> Self {
         let list_changed = options.sessions.then_some(true);
         let capabilities = ServerCapabilities {
             tools: Some(ToolsCapability { list_changed }),
@@ -201,7 +207,7 @@ impl McpServer {
             completions: Some(Map::new()),
             experimental: None,
         };
-        McpServer { options, catalog: Arc::new(catalog), capabilities }
+        McpServer { options, catalog, capabilities }
     }
 
     /// The options.
@@ -209,8 +215,13 @@ impl McpServer {
         &self.options
     }
 
-    /// The catalog.
-    pub fn catalog(&self) -> &Catalog {
+    /// A snapshot of the current catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.snapshot()
+    }
+
+    /// The live catalog, to change it or to listen for changes.
+    pub fn live_catalog(&self) -> &Arc<LiveCatalog> {
         &self.catalog
     }
 
@@ -295,25 +306,25 @@ impl McpServer {
 
     fn list_tools(&self, params: &Map<String, Value>) -> Result<Map<String, Value>, ProtocolError> {
         let after = decode_cursor(params)?;
-        let (tools, next) = self.catalog.tool_page(after.as_deref(), self.options.page_size);
+        let (tools, next) = self.catalog.snapshot().tool_page(after.as_deref(), self.options.page_size);
         Ok(page_result("tools", json!(tools), next))
     }
 
     fn list_prompts(&self, params: &Map<String, Value>) -> Result<Map<String, Value>, ProtocolError> {
         let after = decode_cursor(params)?;
-        let (prompts, next) = self.catalog.prompt_page(after.as_deref(), self.options.page_size);
+        let (prompts, next) = self.catalog.snapshot().prompt_page(after.as_deref(), self.options.page_size);
         Ok(page_result("prompts", json!(prompts), next))
     }
 
     fn list_resources(&self, params: &Map<String, Value>) -> Result<Map<String, Value>, ProtocolError> {
         let after = decode_cursor(params)?;
-        let (resources, next) = self.catalog.resource_page(after.as_deref(), self.options.page_size);
+        let (resources, next) = self.catalog.snapshot().resource_page(after.as_deref(), self.options.page_size);
         Ok(page_result("resources", json!(resources), next))
     }
 
     fn list_templates(&self, params: &Map<String, Value>) -> Result<Map<String, Value>, ProtocolError> {
         let after = decode_cursor(params)?;
-        let (templates, next) = self.catalog.template_page(after.as_deref(), self.options.page_size);
+        let (templates, next) = self.catalog.snapshot().template_page(after.as_deref(), self.options.page_size);
         Ok(page_result("resourceTemplates", json!(templates), next))
     }
 
@@ -331,8 +342,8 @@ impl McpServer {
             Some(Value::Object(arguments)) => arguments,
             Some(_) => return Err(ProtocolError::InvalidParams("tools/call arguments must be an object".into())),
         };
-        let entry =
-            self.catalog.tool(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
+        let catalog = self.catalog.snapshot();
+        let entry = catalog.tool(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let context = scope.context(&params);
         let outcome = AssertUnwindSafe(entry.handler.call(arguments, context)).catch_unwind().await;
         let result = match outcome {
@@ -352,8 +363,9 @@ impl McpServer {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| ProtocolError::InvalidParams("prompts/get needs a string name".into()))?;
+        let catalog = self.catalog.snapshot();
         let entry =
-            self.catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(arguments)) => arguments.clone(),
@@ -385,6 +397,7 @@ impl McpServer {
             .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
         let (handler, variables) = self
             .catalog
+            .snapshot()
             .resolve_resource(uri)
             .ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
         let context = scope.context(&params);
@@ -411,19 +424,19 @@ impl McpServer {
             .ok_or_else(|| ProtocolError::InvalidParams("completion/complete needs an argument object".into()))?;
         let arg_name = argument.get("name").and_then(Value::as_str).unwrap_or_default();
         let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default();
+        let catalog = self.catalog.snapshot();
         let completer = match reference.get("type").and_then(Value::as_str) {
             Some("ref/prompt") => {
                 let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
-                let prompt = self
-                    .catalog
+                let prompt = catalog
                     .prompt(name)
                     .ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
                 if !prompt.definition.arguments.iter().any(|a| a.name == arg_name) {
                     return Err(ProtocolError::InvalidParams(format!("prompt {name} has no argument {arg_name}")));
                 }
-                self.catalog.completer()
+                catalog.completer()
             }
-            Some("ref/resource") => self.catalog.completer(),
+            Some("ref/resource") => catalog.completer(),
             _ => return Err(ProtocolError::InvalidParams("ref.type must be ref/prompt or ref/resource".into())),
         };
         let mut values = completer.map(|c| c(reference, arg_name, prefix)).unwrap_or_default();

@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use super::reply::{error_response, json_bytes, plain_error, result_response};
 use super::AppState;
+use crate::config::TransportMode;
+use crate::metrics::Outcome;
 use crate::tool_executor::execute;
 
 pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
@@ -31,6 +33,14 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             );
         }
     }
+    let streamable = state.mode == TransportMode::StreamableHttp;
+    if streamable && !super::session::accepts_both(&req) {
+        return plain_error(
+            406,
+            ErrorCode::INVALID_REQUEST,
+            "Not acceptable: Accept must list both application/json and text/event-stream".into(),
+        );
+    }
     let body = match read_body(&req, payload, state.limits.max_body_bytes).await {
         Ok(body) => body,
         Err(response) => return response,
@@ -41,8 +51,22 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         method: header(mcpd::headers::METHOD),
         name: header(mcpd::headers::NAME),
     };
+    let session_id = if streamable { header(mcpd::headers::SESSION_ID) } else { None };
     match jsonrpc::parse(&body) {
         Err(rejection) => rejection_response(400, &rejection),
+        Ok(Incoming::Single(message)) if session_id.is_some() && !is_stateless(&message, &routing) => {
+            super::session::handle(session_id.unwrap_or_default(), message, &state).await
+        }
+        Ok(Incoming::Single(Message::Request(request))) if streamable && !is_stateless_request(&request, &routing) => {
+            if request.method == "initialize" {
+                super::session::create(request, &state)
+            } else {
+                state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
+                let error =
+                    ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
+                error_response(Some(&request.id), &error, Era::Stateful)
+            }
+        }
         Ok(Incoming::Single(Message::Request(request))) => {
             let id = request.id.clone();
             let (era, outcome) = answer(request, &routing, &state).await;
@@ -52,6 +76,11 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
         }
         // Notifications and responses need no answer; without a session nothing awaits them.
+        Ok(Incoming::Single(message @ (Message::Notification(_) | Message::Response(_))))
+            if streamable && !is_stateless(&message, &routing) =>
+        {
+            plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into())
+        }
         Ok(Incoming::Single(Message::Notification(_) | Message::Response(_))) => HttpResponse::Accepted().finish(),
         Ok(Incoming::Batch(items)) => batch(items, &routing, &state).await,
     }
@@ -82,6 +111,18 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -
     Ok(body)
 }
 
+fn is_stateless_request(request: &Request, routing: &RoutingHeaders<'_>) -> bool {
+    http_era(request.params.as_ref(), routing.protocol_version) == Era::Stateless
+}
+
+fn is_stateless(message: &Message, routing: &RoutingHeaders<'_>) -> bool {
+    match message {
+        Message::Request(request) => is_stateless_request(request, routing),
+        Message::Notification(n) => http_era(n.params.as_ref(), routing.protocol_version) == Era::Stateless,
+        Message::Response(_) => false,
+    }
+}
+
 /// Validates and executes one request; returns its era (for the error status) and outcome.
 async fn answer(
     request: Request,
@@ -91,8 +132,14 @@ async fn answer(
     match http_era(request.params.as_ref(), routing.protocol_version) {
         Era::Stateless => {
             let outcome = match validate_stateless(&request, Some(routing)) {
-                Ok(valid) => execute(&state.server, request, Scope::stateless(&valid), state.limits.tool_timeout).await,
-                Err(error) => Err(error),
+                Ok(valid) => {
+                    execute(&state.server, &state.metrics, request, Scope::stateless(&valid), state.limits.tool_timeout)
+                        .await
+                }
+                Err(error) => {
+                    state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
+                    Err(error)
+                }
             };
             (Era::Stateless, outcome)
         }
@@ -108,8 +155,14 @@ async fn answer_legacy(
     if request.method == "initialize" {
         return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
     }
-    let version = legacy_http_version(routing.protocol_version)?;
-    execute(&state.server, request, Scope::new(version), state.limits.tool_timeout).await
+    let version = match legacy_http_version(routing.protocol_version) {
+        Ok(version) => version,
+        Err(error) => {
+            state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
+            return Err(error);
+        }
+    };
+    execute(&state.server, &state.metrics, request, Scope::new(version), state.limits.tool_timeout).await
 }
 
 /// A JSON-RPC batch: only under 2025-03-26 (the header, or its absence, decides).

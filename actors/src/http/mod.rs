@@ -6,6 +6,7 @@
 
 mod mcp;
 mod reply;
+mod session;
 
 use std::sync::Arc;
 
@@ -14,7 +15,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::McpServer;
 
-use crate::config::{Limits, TransportMode};
+use crate::config::{Limits, SessionConfig, TransportMode};
+use crate::counts::ActorCounts;
+use crate::metrics::Metrics;
+use crate::session::SessionRegistry;
 use crate::status::StatusCell;
 
 /// What every HTTP worker shares. Built once per listener start.
@@ -34,11 +38,35 @@ pub struct AppState {
     pub mode: TransportMode,
     /// The listener's status, for `GET /status`.
     pub status: Arc<StatusCell>,
+    /// Metrics, for `GET /metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Live sessions.
+    pub sessions: Arc<SessionRegistry>,
+    /// Session settings.
+    pub session_config: SessionConfig,
+    /// Actor counts (sessions and executors started here count themselves).
+    pub counts: Arc<ActorCounts>,
 }
 
-/// Registers the routes on an actix-web app.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/mcp").route(web::post().to(mcp::post)).default_service(web::to(method_not_allowed)))
+/// Registers the routes on an actix-web app. With sessions, `GET` and `DELETE` on `/mcp` and
+/// the 2024-11-05 `GET /sse` + `POST /messages` are served too.
+pub fn configure(cfg: &mut web::ServiceConfig, mode: TransportMode) {
+    let mcp = web::resource("/mcp").route(web::post().to(mcp::post));
+    let mcp = match mode {
+        TransportMode::StreamableHttp => mcp
+            .route(web::get().to(session::get))
+            .route(web::delete().to(session::delete))
+            .default_service(web::to(method_not_allowed_session)),
+        TransportMode::Http => mcp.default_service(web::to(method_not_allowed)),
+    };
+    if mode == TransportMode::StreamableHttp {
+        cfg.service(web::resource("/sse").route(web::get().to(session::legacy_sse)))
+            .service(web::resource("/messages").route(web::post().to(session::legacy_messages)));
+    }
+    cfg.service(mcp)
+        .service(
+            web::resource("/metrics").route(web::get().to(metrics)).default_service(web::to(method_not_allowed_get)),
+        )
         .service(
             web::resource(["/", "/status"])
                 .route(web::get().to(status))
@@ -102,6 +130,28 @@ async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> Htt
         format!("Method {} is not allowed on /mcp; use POST", req.method()),
     );
     response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+    response
+}
+
+async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    HttpResponse::Ok()
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .body(state.metrics.encode())
+}
+
+async fn method_not_allowed_session(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(denied) = guard(&req, &state) {
+        return denied;
+    }
+    let mut response = reply::plain_error(
+        405,
+        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+        format!("Method {} is not allowed on /mcp; use POST, GET or DELETE", req.method()),
+    );
+    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST, GET, DELETE"));
     response
 }
 

@@ -1,0 +1,199 @@
+//! Prometheus metrics, served at `GET /metrics` in the text exposition format (OpenMetrics 1.0
+//! text, which Prometheus scrapes natively).
+//!
+//! | metric | labels | what |
+//! |---|---|---|
+//! | `mcpd_actors_live` | `kind` | live actors per kind (from `started()`/`stopped()`) |
+//! | `mcpd_actor_messages_total` | `kind` | messages handled per actor kind |
+//! | `mcpd_requests_total` | `method`, `outcome` | JSON-RPC requests (`ok`, `error`, `rejected`) |
+//! | `mcpd_request_duration_seconds` | – | request latency histogram |
+//! | `mcpd_tool_calls_total` | `tool`, `outcome` | tool calls (`ok`, `is_error`, `error`) |
+//! | `mcpd_sessions_opened_total` | – | sessions opened |
+//! | `mcpd_sessions_closed_total` | `reason` | sessions ended (`deleted`, `expired`, `shutdown`) |
+//! | `mcpd_sessions_expired_total` | – | sessions ended by idle expiry |
+//! | `mcpd_sessions_live` | – | sessions in the registry |
+//!
+//! Label values are bounded: methods outside the protocol's set are counted as `other`, and
+//! tools are labelled only when the catalog has them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use crate::counts::{ActorCounts, ActorKind};
+use crate::session::EndReason;
+
+/// Methods counted under their own name; anything else is `other`.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "subscriptions/listen",
+    "logging/setLevel",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+];
+
+/// How a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Answered with a result.
+    Ok,
+    /// Answered with a JSON-RPC error.
+    Error,
+    /// Refused before execution (validation, headers, session).
+    Rejected,
+}
+
+impl Outcome {
+    const fn label(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error => "error",
+            Outcome::Rejected => "rejected",
+        }
+    }
+}
+
+type Labels2 = [(&'static str, &'static str); 2];
+type ToolLabels = [(&'static str, String); 2];
+
+/// The process's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<Labels2, Counter>,
+    latency: Histogram,
+    tool_calls: Family<ToolLabels, Counter>,
+    sessions_opened: Counter,
+    sessions_closed: Family<[(&'static str, &'static str); 1], Counter>,
+    sessions_expired: Counter,
+}
+
+#[derive(Debug)]
+struct ActorCollector {
+    counts: Arc<ActorCounts>,
+}
+
+impl Collector for ActorCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        {
+            let mut family =
+                encoder.encode_descriptor("mcpd_actors_live", "Live actors per kind", None, MetricType::Gauge)?;
+            for kind in ActorKind::ALL {
+                let labels = [("kind", kind.label())];
+                ConstGauge::new(self.counts.live(kind)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "mcpd_actor_messages",
+            "Messages handled per actor kind",
+            None,
+            MetricType::Counter,
+        )?;
+        for kind in ActorKind::ALL {
+            let labels = [("kind", kind.label())];
+            ConstCounter::new(self.counts.messages(kind)).encode(family.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}
+
+struct SessionGauge(Arc<dyn Fn() -> usize + Send + Sync>);
+
+impl std::fmt::Debug for SessionGauge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionGauge")
+    }
+}
+
+impl Collector for SessionGauge {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let gauge = ConstGauge::new((self.0)() as i64);
+        let metric =
+            encoder.encode_descriptor("mcpd_sessions_live", "Sessions in the registry", None, MetricType::Gauge)?;
+        gauge.encode(metric)
+    }
+}
+
+impl Metrics {
+    /// Metrics over the given actor counts; `live_sessions` reads the registry's size.
+    pub fn new(counts: Arc<ActorCounts>, live_sessions: Arc<dyn Fn() -> usize + Send + Sync>) -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<Labels2, Counter>::default();
+        registry.register("mcpd_requests", "JSON-RPC requests by method and outcome", requests.clone());
+        let latency = Histogram::new(exponential_buckets(0.000_05, 2.5, 14));
+        registry.register("mcpd_request_duration_seconds", "Time to answer a request", latency.clone());
+        let tool_calls = Family::<ToolLabels, Counter>::default();
+        registry.register("mcpd_tool_calls", "Tool calls by tool and outcome", tool_calls.clone());
+        let sessions_opened = Counter::default();
+        registry.register("mcpd_sessions_opened", "Sessions opened", sessions_opened.clone());
+        let sessions_closed = Family::<[(&'static str, &'static str); 1], Counter>::default();
+        registry.register("mcpd_sessions_closed", "Sessions ended, by reason", sessions_closed.clone());
+        let sessions_expired = Counter::default();
+        registry.register("mcpd_sessions_expired", "Sessions ended by idle expiry", sessions_expired.clone());
+        registry.register_collector(Box::new(ActorCollector { counts }));
+        registry.register_collector(Box::new(SessionGauge(live_sessions)));
+        Metrics { registry, requests, latency, tool_calls, sessions_opened, sessions_closed, sessions_expired }
+    }
+
+    /// Metrics with no session registry (stdio, tests).
+    pub fn standalone(counts: Arc<ActorCounts>) -> Self {
+        Metrics::new(counts, Arc::new(|| 0))
+    }
+
+    /// Records one request.
+    pub fn request(&self, method: &str, outcome: Outcome, elapsed: Duration) {
+        let method = KNOWN_METHODS.iter().find(|m| **m == method).copied().unwrap_or("other");
+        self.requests.get_or_create(&[("method", method), ("outcome", outcome.label())]).inc();
+        self.latency.observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one tool call of a tool the catalog has.
+    pub fn tool_call(&self, tool: &str, outcome: &'static str) {
+        self.tool_calls.get_or_create(&[("tool", tool.to_owned()), ("outcome", outcome.to_owned())]).inc();
+    }
+
+    /// A session opened.
+    pub fn session_opened(&self) {
+        self.sessions_opened.inc();
+    }
+
+    /// A session ended.
+    pub fn session_ended(&self, reason: EndReason) {
+        let label = match reason {
+            EndReason::Deleted => "deleted",
+            EndReason::Expired => "expired",
+            EndReason::Shutdown => "shutdown",
+        };
+        self.sessions_closed.get_or_create(&[("reason", label)]).inc();
+        if reason == EndReason::Expired {
+            self.sessions_expired.inc();
+        }
+    }
+
+    /// The exposition text.
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(4096);
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            log::error!("encoding metrics failed: {e}");
+        }
+        out
+    }
+}

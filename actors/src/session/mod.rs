@@ -1,0 +1,360 @@
+//! The `Session` actor: one per streamable-HTTP session (or legacy HTTP+SSE connection).
+//!
+//! It owns the session's SSE streams (the standalone `GET` stream and one per POST answered with
+//! SSE), their replay buffers, its resource subscriptions, and its life: it ends on `Stop`
+//! (DELETE, shutdown) or when idle longer than the configured time, and then deregisters
+//! itself, stops its `ToolExecutor`, fails pending server-to-client requests and closes its
+//! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
+//! session's `ToolExecutor` and read [`SessionShared`] directly.
+//!
+//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `Notify`, `Subscribe`,
+//! `Unsubscribe`, `ResourceUpdated` and `Stop`.
+
+mod registry;
+mod shared;
+pub mod stream;
+
+pub use registry::{SessionHandle, SessionRegistry};
+pub use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
+use bytes::Bytes;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::counts::{ActorCounts, ActorKind};
+use crate::metrics::Metrics;
+use crate::tool_executor::{StopExecutor, ToolExecutor};
+use stream::{Stream, STANDALONE};
+
+/// How often an idle session sends a keep-alive comment on its open streams.
+pub const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+/// How many finished-but-undelivered POST streams a session keeps for resumption.
+const MAX_PARKED_STREAMS: usize = 16;
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The client sent DELETE.
+    Deleted,
+    /// Idle longer than the configured time.
+    Expired,
+    /// The server is shutting down.
+    Shutdown,
+}
+
+/// One session.
+#[derive(Debug)]
+pub struct Session {
+    shared: Arc<SessionShared>,
+    executor: Addr<ToolExecutor>,
+    registry: Arc<SessionRegistry>,
+    counts: Arc<ActorCounts>,
+    metrics: Arc<Metrics>,
+    idle_timeout: Duration,
+    streams: HashMap<u64, Stream>,
+    next_stream: u64,
+    subscriptions: HashSet<String>,
+    last_keep_alive: Instant,
+    end: Option<EndReason>,
+    legacy_sse: bool,
+}
+
+impl Session {
+    /// A session over its shared state and executor.
+    pub fn new(
+        shared: Arc<SessionShared>,
+        executor: Addr<ToolExecutor>,
+        registry: Arc<SessionRegistry>,
+        counts: Arc<ActorCounts>,
+        metrics: Arc<Metrics>,
+        idle_timeout: Duration,
+    ) -> Self {
+        Session {
+            shared,
+            executor,
+            registry,
+            counts,
+            metrics,
+            idle_timeout,
+            streams: HashMap::new(),
+            next_stream: STANDALONE + 1,
+            subscriptions: HashSet::new(),
+            last_keep_alive: Instant::now(),
+            end: None,
+            legacy_sse: false,
+        }
+    }
+
+    /// Marks a 2024-11-05 HTTP+SSE session: its stream has no priming event.
+    #[must_use]
+    pub fn legacy_sse(mut self, legacy: bool) -> Self {
+        self.legacy_sse = legacy;
+        self
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        if u128::from(self.shared.idle_for()) >= self.idle_timeout.as_millis() {
+            log::debug!("session {} expired", self.shared.id());
+            self.end = Some(EndReason::Expired);
+            ctx.stop();
+            return;
+        }
+        if self.last_keep_alive.elapsed() >= KEEP_ALIVE_INTERVAL {
+            self.last_keep_alive = Instant::now();
+            for stream in self.streams.values_mut() {
+                stream.ping();
+            }
+        }
+        self.streams.retain(|id, s| *id == STANDALONE || !s.spent());
+    }
+
+    fn standalone(&mut self) -> &mut Stream {
+        self.streams.entry(STANDALONE).or_default()
+    }
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.counts.started(ActorKind::Session);
+        self.metrics.session_opened();
+        let tick = (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
+        ctx.run_interval(tick, Self::tick);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        self.registry.remove(self.shared.id());
+        self.executor.do_send(StopExecutor);
+        self.shared.fail_pending("the session ended");
+        self.streams.clear();
+        self.metrics.session_ended(self.end.unwrap_or(EndReason::Shutdown));
+        self.counts.stopped(ActorKind::Session);
+    }
+}
+
+/// Open a new SSE stream for a POST whose answer is streamed; answers its number. The
+/// priming event is sent to `sender` at once.
+#[derive(Debug, Message)]
+#[rtype(result = "u64")]
+pub struct OpenStream {
+    /// The HTTP response body's sender.
+    pub sender: UnboundedSender<Bytes>,
+}
+
+impl Handler<OpenStream> for Session {
+    type Result = u64;
+
+    fn handle(&mut self, msg: OpenStream, _ctx: &mut Self::Context) -> u64 {
+        self.counts.handled(ActorKind::Session);
+        let id = self.next_stream;
+        self.next_stream += 1;
+        let mut stream = Stream::default();
+        stream.attach(id, msg.sender, true);
+        self.streams.insert(id, stream);
+        let parked = self.streams.iter().filter(|(_, s)| s.finished() && !s.attached()).count();
+        if parked > MAX_PARKED_STREAMS {
+            if let Some(oldest) = self.streams.iter().filter(|(_, s)| s.finished()).map(|(id, _)| *id).min() {
+                self.streams.remove(&oldest);
+            }
+        }
+        id
+    }
+}
+
+/// Send a JSON-RPC message on a stream; `last` finishes it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Emit {
+    /// The stream.
+    pub stream: u64,
+    /// The serialized message.
+    pub message: Vec<u8>,
+    /// Whether this is the stream's final message (the response).
+    pub last: bool,
+}
+
+impl Handler<Emit> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Emit, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        if let Some(stream) = self.streams.get_mut(&msg.stream) {
+            stream.emit(msg.stream, &msg.message, msg.last);
+            if stream.spent() {
+                self.streams.remove(&msg.stream);
+            }
+        }
+    }
+}
+
+/// Why a `GET` could not attach.
+#[derive(Debug, Clone, PartialEq, Eq, derive_more::Display)]
+pub enum ResumeError {
+    /// Another connection holds the standalone stream.
+    #[display("the session already has an open standalone stream")]
+    Conflict,
+    /// The `Last-Event-ID` names no stream this session still buffers.
+    #[display("Last-Event-ID {_0:?} names no stream this session can resume")]
+    UnknownEvent(String),
+}
+
+/// Attach a `GET`: with `Last-Event-ID`, resume that stream after that event; without it,
+/// open the standalone stream.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), ResumeError>")]
+pub struct Resume {
+    /// The `Last-Event-ID` header.
+    pub last_event_id: Option<String>,
+    /// The HTTP response body's sender.
+    pub sender: UnboundedSender<Bytes>,
+}
+
+impl Handler<Resume> for Session {
+    type Result = Result<(), ResumeError>;
+
+    fn handle(&mut self, msg: Resume, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::Session);
+        match msg.last_event_id {
+            None => {
+                let prime = !self.legacy_sse;
+                let standalone = self.standalone();
+                if standalone.attached() {
+                    return Err(ResumeError::Conflict);
+                }
+                standalone.attach(STANDALONE, msg.sender, prime);
+                Ok(())
+            }
+            Some(last) => {
+                let parsed = stream::parse_event_id(&last);
+                let Some((id, seq)) = parsed else { return Err(ResumeError::UnknownEvent(last)) };
+                let stream = if id == STANDALONE { Some(self.standalone()) } else { self.streams.get_mut(&id) };
+                let Some(stream) = stream else { return Err(ResumeError::UnknownEvent(last)) };
+                if !stream.resume(id, seq, msg.sender) {
+                    return Err(ResumeError::UnknownEvent(last));
+                }
+                if id != STANDALONE && stream.spent() {
+                    self.streams.remove(&id);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Close a stream's connection without ending the stream (the client resumes it later).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct DetachStream {
+    /// The stream.
+    pub stream: u64,
+}
+
+impl Handler<DetachStream> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: DetachStream, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        if let Some(stream) = self.streams.get_mut(&msg.stream) {
+            stream.detach();
+        }
+    }
+}
+
+/// Send a server-initiated message on the standalone stream.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Notify {
+    /// The serialized message.
+    pub message: Vec<u8>,
+}
+
+impl Handler<Notify> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Notify, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        self.standalone().emit(STANDALONE, &msg.message, false);
+    }
+}
+
+/// `resources/subscribe`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Subscribe {
+    /// The resource URI.
+    pub uri: String,
+}
+
+impl Handler<Subscribe> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        self.subscriptions.insert(msg.uri);
+    }
+}
+
+/// `resources/unsubscribe`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Unsubscribe {
+    /// The resource URI.
+    pub uri: String,
+}
+
+impl Handler<Unsubscribe> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        self.subscriptions.remove(&msg.uri);
+    }
+}
+
+/// A resource changed: subscribers get `notifications/resources/updated`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ResourceUpdated {
+    /// The resource URI.
+    pub uri: String,
+}
+
+impl Handler<ResourceUpdated> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: ResourceUpdated, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        if self.subscriptions.contains(&msg.uri) {
+            let message = mcpd::jsonrpc::outgoing_message(
+                None,
+                "notifications/resources/updated",
+                Some(&json!({ "uri": msg.uri })),
+            );
+            self.standalone().emit(STANDALONE, &message, false);
+        }
+    }
+}
+
+/// End the session.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Stop {
+    /// Why.
+    pub reason: EndReason,
+}
+
+impl Handler<Stop> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Stop, ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        self.end = Some(msg.reason);
+        ctx.stop();
+    }
+}

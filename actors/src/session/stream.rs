@@ -1,0 +1,201 @@
+//! SSE streams of a session: event framing, ids that name their stream, and the replay buffer
+//! that lets a client resume a stream with `GET` + `Last-Event-ID`.
+//!
+//! An event id is `<stream>:<seq>`. Stream 0 is the session's standalone stream (opened with
+//! `GET /mcp`); every POST that answers with SSE gets a new stream. A stream buffers the events
+//! it sent (at most [`REPLAY_CAPACITY`]) until it is finished and delivered, so a client whose
+//! connection dropped can reconnect and miss nothing.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// How many events a stream keeps for replay.
+pub const REPLAY_CAPACITY: usize = 256;
+/// The reconnection delay the priming event asks clients to wait.
+pub const RETRY: Duration = Duration::from_millis(3000);
+/// The standalone stream of a session.
+pub const STANDALONE: u64 = 0;
+
+/// Formats one `message` event carrying a JSON-RPC message.
+pub fn message_event(id: &str, json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + id.len() + 32);
+    out.extend_from_slice(b"id: ");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"\nevent: message\ndata: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The priming event: an id (to resume from) and the retry delay, with empty data.
+pub fn priming_event(id: &str, retry: Duration) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
+}
+
+/// A keep-alive comment, so that idle streams survive proxies and client timeouts.
+pub fn keep_alive() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
+}
+
+/// Parses `<stream>:<seq>`.
+pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once(':')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// One stream's state.
+#[derive(Debug, Default)]
+pub struct Stream {
+    next_seq: u64,
+    buffer: VecDeque<(u64, Bytes)>,
+    attached: Option<UnboundedSender<Bytes>>,
+    finished: bool,
+}
+
+impl Stream {
+    /// Whether the stream has sent its last event.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Whether a live connection is attached.
+    pub fn attached(&self) -> bool {
+        self.attached.as_ref().is_some_and(|s| !s.is_closed())
+    }
+
+    /// Allocates the next event id of stream `stream`.
+    fn next_id(&mut self, stream: u64) -> (u64, String) {
+        self.next_seq += 1;
+        (self.next_seq, format!("{stream}:{}", self.next_seq))
+    }
+
+    /// Attaches a connection, first sending the priming event when `prime` (the 2024-11-05
+    /// transport has none: its clients would read the empty event as a message).
+    pub fn attach(&mut self, stream: u64, sender: UnboundedSender<Bytes>, prime: bool) {
+        if prime {
+            let _ = sender.send(priming_event(&format!("{stream}:{}", self.next_seq), RETRY));
+        }
+        self.attached = Some(sender);
+    }
+
+    /// Attaches a connection that resumes after event `after`: replays what it missed.
+    /// Answers false when events it missed are no longer buffered.
+    pub fn resume(&mut self, stream: u64, after: u64, sender: UnboundedSender<Bytes>) -> bool {
+        let oldest = self.buffer.front().map_or(self.next_seq + 1, |(seq, _)| *seq);
+        if after + 1 < oldest && after < self.next_seq {
+            return false;
+        }
+        let _ = sender.send(priming_event(&format!("{stream}:{after}"), RETRY));
+        for (_, event) in self.buffer.iter().filter(|(seq, _)| *seq > after) {
+            if sender.send(event.clone()).is_err() {
+                return true;
+            }
+        }
+        if self.finished {
+            self.buffer.clear();
+        } else {
+            self.attached = Some(sender);
+        }
+        true
+    }
+
+    /// Sends one JSON-RPC message as an event; `last` finishes the stream (and closes the
+    /// connection after it).
+    pub fn emit(&mut self, stream: u64, json: &[u8], last: bool) {
+        let (seq, id) = self.next_id(stream);
+        let event = message_event(&id, json);
+        let delivered = match &self.attached {
+            Some(sender) => sender.send(event.clone()).is_ok(),
+            None => false,
+        };
+        if !delivered {
+            self.attached = None;
+        }
+        if last {
+            self.finished = true;
+            self.attached = None;
+        }
+        if last && delivered {
+            // The client has everything; nothing is left to replay.
+            self.buffer.clear();
+            return;
+        }
+        self.buffer.push_back((seq, event));
+        while self.buffer.len() > REPLAY_CAPACITY {
+            self.buffer.pop_front();
+        }
+    }
+
+    /// Sends a keep-alive comment if attached; drops a connection that is gone.
+    pub fn ping(&mut self) {
+        if let Some(sender) = &self.attached {
+            if sender.send(keep_alive()).is_err() {
+                self.attached = None;
+            }
+        }
+    }
+
+    /// Closes the attached connection, keeping the buffer for resumption.
+    pub fn detach(&mut self) {
+        self.attached = None;
+    }
+
+    /// Whether nothing is left to deliver or resume.
+    pub fn spent(&self) -> bool {
+        self.finished && self.buffer.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::mpsc::unbounded_channel;
+
+    fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(b) = rx.try_recv() {
+            out.push(String::from_utf8(b.to_vec()).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn events_are_framed_with_ids_and_primed() {
+        let (tx, mut rx) = unbounded_channel();
+        let mut s = Stream::default();
+        s.attach(3, tx, true);
+        s.emit(3, br#"{"a":1}"#, false);
+        s.emit(3, br#"{"b":2}"#, true);
+        let events = drain(&mut rx);
+        assert_eq!(events[0], "id: 3:0\nretry: 3000\ndata: \n\n");
+        assert_eq!(events[1], "id: 3:1\nevent: message\ndata: {\"a\":1}\n\n");
+        assert_eq!(events[2], "id: 3:2\nevent: message\ndata: {\"b\":2}\n\n");
+        assert!(s.spent(), "delivered and finished: nothing kept");
+        assert_eq!(parse_event_id("3:2"), Some((3, 2)));
+        assert_eq!(parse_event_id("x"), None);
+    }
+
+    #[test]
+    fn a_detached_stream_buffers_and_replays_after_the_last_seen_id() {
+        let (tx, mut rx) = unbounded_channel();
+        let mut s = Stream::default();
+        s.attach(1, tx, true);
+        s.emit(1, b"1", false);
+        s.detach();
+        drop(rx.try_recv());
+        s.emit(1, b"2", false);
+        s.emit(1, b"3", true);
+        assert!(!s.spent());
+        let (tx2, mut rx2) = unbounded_channel();
+        assert!(s.resume(1, 1, tx2));
+        let replayed = drain(&mut rx2);
+        assert_eq!(replayed.len(), 3, "priming + events 2 and 3: {replayed:?}");
+        assert!(replayed[1].contains("data: 2"));
+        assert!(replayed[2].contains("data: 3"));
+        assert!(s.spent());
+        let _ = drain(&mut rx);
+    }
+}
