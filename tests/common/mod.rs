@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcpd::catalog::LiveCatalog;
 use mcpd::model::{CallToolResult, Tool};
 use mcpd::{Catalog, McpServer, ServerOptions, ToolError};
 use mcpd_actors::{ListenerConfig, Mcpd};
@@ -80,7 +81,16 @@ pub async fn start_with(
     options: ServerOptions,
     tweak: impl FnOnce(&mut ListenerConfig),
 ) -> TestServer {
-    let server = Arc::new(McpServer::new(options, catalog));
+    start_live(Arc::new(LiveCatalog::new(catalog)), options, tweak).await
+}
+
+/// Starts a listener over a live catalog (tests change it while the server runs).
+pub async fn start_live(
+    catalog: Arc<LiveCatalog>,
+    options: ServerOptions,
+    tweak: impl FnOnce(&mut ListenerConfig),
+) -> TestServer {
+    let server = Arc::new(McpServer::with_live_catalog(options, catalog));
     let mut config = ListenerConfig { port: 0, workers: 2, ..ListenerConfig::default() };
     tweak(&mut config);
     let runtime = Mcpd::new(server, config.clone(), Vec::new());

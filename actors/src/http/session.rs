@@ -242,6 +242,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let id = request.id.clone();
     let scope = scope_for(&handle, &negotiated, peer);
     let mut execution = Box::pin(handle.executor.send(Execute { request, scope }));
+    let mut close_rx = Some(close_rx);
     let first = tokio::select! {
         biased;
         outcome = &mut execution => match notifications.try_recv() {
@@ -250,27 +251,34 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
             Ok(first) => Pending::Done(first, outcome),
         },
         first = notifications.recv() => match first {
-            Some(first) => Pending::Running(first),
+            Some(first) => Pending::Running(Some(first)),
             None => return finish_json(&id, execution.await),
         },
+        () = close_requested(&mut close_rx) => Pending::Detach,
     };
     let (body_tx, body_rx) = unbounded_channel::<Bytes>();
     let stream = match handle.session.send(OpenStream { sender: body_tx }).await {
         Ok(stream) => stream,
         Err(_) => return session_not_found(),
     };
+    if matches!(first, Pending::Detach) {
+        // The tool closed its stream before sending anything: the client gets the priming
+        // event, reconnects with its id, and receives the rest on the GET.
+        handle.session.do_send(DetachStream { stream });
+    }
     let session = handle.session.clone();
     actix_rt::spawn(async move {
         let _busy = busy;
-        let mut close_rx = Some(close_rx);
         let emit = |message: Vec<u8>, last: bool| session.do_send(Emit { stream, message, last });
         let outcome = match first {
             Pending::Done(first, outcome) => {
                 emit(first, false);
                 outcome
             }
-            Pending::Running(first) => {
-                emit(first, false);
+            Pending::Running(_) | Pending::Detach => {
+                if let Pending::Running(Some(first)) = first {
+                    emit(first, false);
+                }
                 loop {
                     tokio::select! {
                         outcome = &mut execution => break outcome,
@@ -278,17 +286,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
                             Some(message) => emit(message, false),
                             None => break execution.await,
                         },
-                        closed = async {
-                            match close_rx.as_mut() {
-                                Some(rx) => rx.await,
-                                None => std::future::pending().await,
-                            }
-                        } => {
-                            close_rx = None;
-                            if closed.is_ok() {
-                                session.do_send(DetachStream { stream });
-                            }
-                        }
+                        () = close_requested(&mut close_rx) => session.do_send(DetachStream { stream }),
                     }
                 }
             }
@@ -303,9 +301,26 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     sse_response(body_rx, None)
 }
 
+/// How a streamed answer begins.
 enum Pending {
+    /// The request finished, but notifications came first.
     Done(Vec<u8>, ExecuteOutcome),
-    Running(Vec<u8>),
+    /// The request runs and has sent this message (none when it asked to close its stream).
+    Running(Option<Vec<u8>>),
+    /// The request asked to close its stream before sending anything.
+    Detach,
+}
+
+/// Resolves when the request's tool asks to close its stream; never when it drops the trigger.
+async fn close_requested(rx: &mut Option<oneshot::Receiver<()>>) {
+    if let Some(receiver) = rx.as_mut() {
+        let fired = receiver.await.is_ok();
+        *rx = None;
+        if fired {
+            return;
+        }
+    }
+    std::future::pending().await
 }
 
 type ExecuteOutcome = Result<Option<Result<Value, ProtocolError>>, actix::MailboxError>;

@@ -1,0 +1,424 @@
+//! The conformance fixture: the tools, resources, resource templates, prompts and completion that
+//! the official MCP conformance suite calls, built only on mcpd's public API.
+//!
+//! `cargo run --release --example everything -- -p PORT` serves it on `127.0.0.1:PORT/mcp` with
+//! streamable-HTTP sessions (and the stateless 2026-07-28 wire on the same endpoint).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use mcpd::catalog::{LiveCatalog, ToolError};
+use mcpd::context::LogLevel;
+use mcpd::model::{
+    CallToolResult, ContentBlock, GetPromptResult, Implementation, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+};
+use mcpd::{Catalog, McpServer, ServerOptions, ToolContext};
+use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
+use serde_json::{json, Map, Value};
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+type Args = Map<String, Value>;
+
+/// A tiny WAV file (8 samples of silence, 8 kHz, 8-bit mono), Base64.
+fn wav() -> String {
+    let samples = [128u8; 8];
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"RIFF");
+    bytes.extend_from_slice(&(36 + samples.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(b"WAVEfmt ");
+    bytes.extend_from_slice(&16u32.to_le_bytes());
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&8000u32.to_le_bytes());
+    bytes.extend_from_slice(&8000u32.to_le_bytes());
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&8u16.to_le_bytes());
+    bytes.extend_from_slice(b"data");
+    bytes.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&samples);
+    STANDARD.encode(bytes)
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> Tool {
+    Tool::new(name, description, schema)
+}
+
+fn text_arg(args: &Args, name: &str) -> String {
+    args.get(name).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+fn add_content_tools(c: &mut Catalog) {
+    c.add_tool(tool("test_simple_text", "Returns a simple text response.", no_args()), |_a: Args, _c| async {
+        Ok(CallToolResult::text("This is a simple text response for testing."))
+    });
+    c.add_tool(tool("test_image_content", "Returns an image.", no_args()), |_a: Args, _c| async {
+        Ok(CallToolResult::content(vec![ContentBlock::image(PNG, "image/png")]))
+    });
+    c.add_tool(tool("test_audio_content", "Returns audio.", no_args()), |_a: Args, _c| async {
+        Ok(CallToolResult::content(vec![ContentBlock::audio(wav(), "audio/wav")]))
+    });
+    c.add_tool(tool("test_embedded_resource", "Returns an embedded resource.", no_args()), |_a: Args, _c| async {
+        Ok(CallToolResult::content(vec![ContentBlock::resource(ResourceContents::text(
+            "test://embedded-resource",
+            "text/plain",
+            "This is an embedded resource content.",
+        ))]))
+    });
+    c.add_tool(
+        tool("test_multiple_content_types", "Returns text, an image and a resource.", no_args()),
+        |_a: Args, _c| async {
+            Ok(CallToolResult::content(vec![
+                ContentBlock::text("Multiple content types test:"),
+                ContentBlock::image(PNG, "image/png"),
+                ContentBlock::resource(ResourceContents::text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                )),
+            ]))
+        },
+    );
+    c.add_tool(tool("test_error_handling", "Always fails, as a tool result.", no_args()), |_a: Args, _c| async {
+        Err::<CallToolResult, _>(ToolError::failed("This tool intentionally returns an error for testing"))
+    });
+}
+
+fn add_streaming_tools(c: &mut Catalog) {
+    c.add_tool(
+        tool("test_tool_with_logging", "Sends three log messages while it runs.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            for message in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+                ctx.log(LogLevel::Info, Some("test_tool_with_logging"), json!(message));
+                actix_rt::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(CallToolResult::text("Tool with logging executed successfully"))
+        },
+    );
+    c.add_tool(
+        tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            for step in [0.0, 50.0, 100.0] {
+                ctx.progress(step, Some(100.0), Some(&format!("step {step}")));
+                actix_rt::time::sleep(Duration::from_millis(50)).await;
+            }
+            let token = ctx.progress_token().map(|t| t.to_string()).unwrap_or_default();
+            Ok(CallToolResult::text(token.trim_matches('"').to_owned()))
+        },
+    );
+    c.add_tool(
+        tool(
+            "test_sampling",
+            "Asks the client's model to answer a prompt.",
+            json!({"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}),
+        ),
+        |args: Args, ctx: ToolContext| async move {
+            let params = json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": text_arg(&args, "prompt")}}],
+                "maxTokens": 100
+            });
+            let answer = ctx.request("sampling/createMessage", params).await.map_err(ToolError::failed)?;
+            let text = answer["content"]["text"].as_str().unwrap_or_default();
+            Ok(CallToolResult::text(format!("LLM response: {text}")))
+        },
+    );
+    c.add_tool(
+        tool(
+            "test_elicitation",
+            "Asks the user for information.",
+            json!({"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}),
+        ),
+        |args: Args, ctx: ToolContext| async move {
+            let params = json!({
+                "message": text_arg(&args, "message"),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                }
+            });
+            let answer = ctx.request("elicitation/create", params).await.map_err(ToolError::failed)?;
+            Ok(CallToolResult::text(format!(
+                "User response: action={}, content={}",
+                answer["action"].as_str().unwrap_or_default(),
+                answer.get("content").cloned().unwrap_or(Value::Null)
+            )))
+        },
+    );
+    c.add_tool(
+        tool("test_elicitation_sep1034_defaults", "Elicits a form whose fields have defaults.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let params = json!({
+                "message": "Please review and update the form fields with defaults",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                    },
+                    "required": []
+                }
+            });
+            let answer = ctx.request("elicitation/create", params).await.map_err(ToolError::failed)?;
+            Ok(CallToolResult::text(format!("Elicitation completed: {answer}")))
+        },
+    );
+    c.add_tool(
+        tool("test_elicitation_sep1330_enums", "Elicits every enum variant.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let params = json!({
+                "message": "Please select options from the enum fields",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3, "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}
+                        ]}}
+                    },
+                    "required": []
+                }
+            });
+            let answer = ctx.request("elicitation/create", params).await.map_err(ToolError::failed)?;
+            Ok(CallToolResult::text(format!("Elicitation completed: {answer}")))
+        },
+    );
+    c.add_tool(
+        tool(
+            "test_reconnection",
+            "Closes its SSE stream mid-call; the result arrives after the client reconnects.",
+            no_args(),
+        ),
+        |_a: Args, ctx: ToolContext| async move {
+            ctx.close_stream();
+            actix_rt::time::sleep(Duration::from_millis(100)).await;
+            Ok(CallToolResult::text("Reconnection test completed successfully"))
+        },
+    );
+    c.add_tool(
+        Tool::new(
+            "json_schema_2020_12_tool",
+            "A tool whose input schema uses JSON Schema 2020-12 features.",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {
+                    "address": {
+                        "$anchor": "address",
+                        "type": "object",
+                        "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                    }
+                },
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+?[0-9]+$"}]},
+                    "kind": {"type": "string"}
+                },
+                "allOf": [{"required": ["name"]}],
+                "if": {"properties": {"kind": {"const": "business"}}},
+                "then": {"required": ["address"]},
+                "else": {"required": []},
+                "additionalProperties": false
+            }),
+        ),
+        |args: Args, _c| async move { Ok(CallToolResult::text(format!("Received: {}", Value::Object(args)))) },
+    );
+}
+
+fn add_resources(c: &mut Catalog) {
+    c.add_resource(
+        Resource::new("test://static-text", "Static Text Resource", "text/plain")
+            .with_description("A static text resource for testing"),
+        |uri: String, _v, _c| async move {
+            Ok(ReadResourceResult {
+                contents: vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "This is the content of the static text resource.",
+                )],
+            })
+        },
+    );
+    c.add_resource(
+        Resource::new("test://static-binary", "Static Binary Resource", "image/png")
+            .with_description("A static binary resource (image) for testing"),
+        |uri: String, _v, _c| async move {
+            Ok(ReadResourceResult { contents: vec![ResourceContents::blob(uri, "image/png", PNG)] })
+        },
+    );
+    c.add_resource(
+        Resource::new("test://watched-resource", "Watched Resource", "text/plain")
+            .with_description("A resource that changes every few seconds (subscribe to it)"),
+        |uri: String, _v, _c| async move {
+            Ok(ReadResourceResult {
+                contents: vec![ResourceContents::text(uri, "text/plain", "Watched resource content")],
+            })
+        },
+    );
+    c.add_template(
+        ResourceTemplate::new("test://template/{id}/data", "Resource Template", "application/json"),
+        |uri: String, vars: Vec<(String, String)>, _c| async move {
+            let id = vars.into_iter().find(|(k, _)| k == "id").map(|(_, v)| v).unwrap_or_default();
+            let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
+            Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, "application/json", text)] })
+        },
+    );
+}
+
+fn add_prompts(c: &mut Catalog) {
+    c.add_prompt(
+        Prompt::new("test_simple_prompt", "A simple prompt without arguments", vec![]).with_title("Simple Test Prompt"),
+        |_a: Args, _c| async {
+            Ok(GetPromptResult {
+                description: None,
+                messages: vec![PromptMessage::user(ContentBlock::text("This is a simple prompt for testing."))],
+            })
+        },
+    );
+    c.add_prompt(
+        Prompt::new(
+            "test_prompt_with_arguments",
+            "A prompt with required arguments",
+            vec![
+                PromptArgument::required("arg1", "First test argument"),
+                PromptArgument::required("arg2", "Second test argument"),
+            ],
+        )
+        .with_title("Prompt With Arguments"),
+        |args: Args, _c| async move {
+            let text = format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                text_arg(&args, "arg1"),
+                text_arg(&args, "arg2")
+            );
+            Ok(GetPromptResult { description: None, messages: vec![PromptMessage::user(ContentBlock::text(text))] })
+        },
+    );
+    c.add_prompt(
+        Prompt::new(
+            "test_prompt_with_embedded_resource",
+            "A prompt that includes an embedded resource",
+            vec![PromptArgument::required("resourceUri", "URI of the resource to embed")],
+        )
+        .with_title("Prompt With Embedded Resource"),
+        |args: Args, _c| async move {
+            let uri = text_arg(&args, "resourceUri");
+            Ok(GetPromptResult {
+                description: None,
+                messages: vec![
+                    PromptMessage::user(ContentBlock::resource(ResourceContents::text(
+                        uri,
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    ))),
+                    PromptMessage::user(ContentBlock::text("Please process the embedded resource above.")),
+                ],
+            })
+        },
+    );
+    c.add_prompt(
+        Prompt::new("test_prompt_with_image", "A prompt that includes an image", vec![])
+            .with_title("Prompt With Image"),
+        |_a: Args, _c| async {
+            Ok(GetPromptResult {
+                description: None,
+                messages: vec![
+                    PromptMessage::user(ContentBlock::image(PNG, "image/png")),
+                    PromptMessage::user(ContentBlock::text("Please analyze the image above.")),
+                ],
+            })
+        },
+    );
+}
+
+/// The whole fixture catalog.
+fn catalog() -> Catalog {
+    let mut c = Catalog::new();
+    add_content_tools(&mut c);
+    add_streaming_tools(&mut c);
+    add_resources(&mut c);
+    add_prompts(&mut c);
+    c.set_completer(|_reference, _argument, _prefix| Vec::new());
+    c
+}
+
+fn parse_port() -> Result<u16, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut port = 3000;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-p" | "--port" => {
+                let value = args.get(i + 1).ok_or("-p needs a port")?;
+                port = value.parse().map_err(|_| format!("invalid port {value:?}"))?;
+                i += 2;
+            }
+            other => return Err(format!("unknown argument {other:?} (usage: everything [-p PORT])")),
+        }
+    }
+    Ok(port)
+}
+
+fn main() -> std::process::ExitCode {
+    let port = match parse_port() {
+        Ok(port) => port,
+        Err(e) => {
+            eprintln!("everything: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    actix_rt::System::new().block_on(async move {
+        let live = Arc::new(LiveCatalog::new(catalog()));
+        let options = ServerOptions {
+            info: Implementation::new("mcp-conformance-test-server", "1.0.0"),
+            sessions: true,
+            ..ServerOptions::default()
+        };
+        let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
+        let config = ListenerConfig { port, mode: TransportMode::StreamableHttp, ..ListenerConfig::default() };
+        let runtime = Mcpd::new(server, config.clone(), Vec::new());
+        let status = match runtime.start(config).await {
+            Ok(status) => status,
+            Err(e) => {
+                eprintln!("everything: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        };
+        eprintln!("mcpd: listening on {} (conformance fixture)", status.url);
+        // The watched resource changes every 3 s; subscribers hear about it.
+        let watched = live.clone();
+        actix_rt::spawn(async move {
+            loop {
+                actix_rt::time::sleep(Duration::from_secs(3)).await;
+                watched.resource_updated("test://watched-resource");
+            }
+        });
+        let _ = actix_rt::signal::ctrl_c().await;
+        let _ = runtime.close().await;
+        std::process::ExitCode::SUCCESS
+    })
+}
