@@ -169,3 +169,50 @@ async fn stdio_runs_calls_concurrently_and_cancels_on_request() {
     }
     assert_eq!(counts.live(ActorKind::ToolExecutor), 0, "the executor stops at EOF");
 }
+
+/// Over stdio, catalog changes reach the client as list_changed, and updates of subscribed
+/// resources as resources/updated; the listener is removed at end of input.
+#[actix_rt::test]
+async fn stdio_hears_catalog_changes_and_subscribed_updates() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let live = Arc::new(mcpd::catalog::LiveCatalog::new(test_catalog()));
+    let server = Arc::new(mcpd::McpServer::with_live_catalog(Default::default(), live.clone()));
+    let counts = Arc::new(mcpd_actors::ActorCounts::new());
+    let (mut writer, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_out) = tokio::io::duplex(1 << 16);
+    let serving = actix_rt::spawn(mcpd_actors::stdio::serve(server, Default::default(), counts, server_in, server_out));
+    let mut lines = tokio::io::BufReader::new(client_out).lines();
+    macro_rules! next {
+        () => {{
+            let line =
+                actix_rt::time::timeout(Duration::from_secs(5), lines.next_line()).await.expect("a line in time");
+            serde_json::from_str::<Value>(&line.unwrap().expect("open")).unwrap()
+        }};
+    }
+    writer.write_all(&line(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}))).await.unwrap();
+    assert_eq!(
+        next!()["result"]["capabilities"]["tools"]["listChanged"],
+        json!(null),
+        "options decide; default has none"
+    );
+    writer
+        .write_all(&line(&json!({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://a"}})))
+        .await
+        .unwrap();
+    assert_eq!(next!()["result"], json!({}));
+    live.update(|c| {
+        c.remove_tool("echo");
+    });
+    assert_eq!(next!()["method"], "notifications/tools/list_changed");
+    live.resource_updated("test://b");
+    live.resource_updated("test://a");
+    let updated = next!();
+    assert_eq!(updated["method"], "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "test://a");
+    writer.shutdown().await.unwrap();
+    drop(writer);
+    serving.await.unwrap().unwrap();
+    live.update(|c| {
+        c.remove_tool("time");
+    });
+}

@@ -182,7 +182,10 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
             .or_else(|| props.get("version").map(str::to_owned))
             .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
     );
-    let mut options = ServerOptions { info, sessions: args.session, ..ServerOptions::default() };
+    // Stdio is one long session, and `-s` gives HTTP sessions: both can deliver list_changed and
+    // resource updates.
+    let sessions = args.session || args.port.is_none();
+    let mut options = ServerOptions { info, sessions, ..ServerOptions::default() };
     if let Some(size) = props.parsed::<usize>("pageSize").map_err(bad)? {
         options.page_size = size.max(1);
     }

@@ -3,9 +3,11 @@
 //! `ToolExecutor`; `notifications/cancelled` cancels one. At end of input the in-flight
 //! requests are finished and answered, then the transport returns.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use actix::{Actor, Addr};
+use mcpd::catalog::CatalogEvent;
 use mcpd::context::{LogLevel, Peer};
 use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{set_level_param, stdio_era, validate_stateless, Scope};
@@ -39,6 +41,7 @@ struct Connection {
     client_capabilities: Option<Arc<Value>>,
     log_level: Option<LogLevel>,
     peer: Arc<dyn Peer>,
+    subscriptions: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Connection {
@@ -95,6 +98,28 @@ async fn read_line<R: AsyncRead + Unpin>(
     }
 }
 
+/// Tells the stdio client about catalog changes: list_changed, and updates of subscribed
+/// resources.
+fn catalog_notifier(
+    out: UnboundedSender<Vec<u8>>,
+    subscriptions: Arc<Mutex<HashSet<String>>>,
+) -> impl Fn(&CatalogEvent) + Send + Sync + 'static {
+    move |event| {
+        let (method, params) = match event {
+            CatalogEvent::ToolsChanged => ("notifications/tools/list_changed", None),
+            CatalogEvent::PromptsChanged => ("notifications/prompts/list_changed", None),
+            CatalogEvent::ResourcesChanged => ("notifications/resources/list_changed", None),
+            CatalogEvent::ResourceUpdated(uri) => {
+                if !subscriptions.lock().unwrap_or_else(PoisonError::into_inner).contains(uri) {
+                    return;
+                }
+                ("notifications/resources/updated", Some(json!({ "uri": uri })))
+            }
+        };
+        let _ = out.send(jsonrpc::outgoing_message(None, method, params.as_ref()));
+    }
+}
+
 fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     Outgoing::Error { id, error }.to_vec()
 }
@@ -130,13 +155,16 @@ where
     });
     let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
     let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
+    let subscriptions = Arc::new(Mutex::new(HashSet::new()));
     let mut connection = Connection {
         session_id: Arc::from(format!("stdio-{}", std::process::id())),
         version: None,
         client_capabilities: None,
         log_level: None,
         peer: Arc::new(StdioPeer { out: out.clone() }),
+        subscriptions: subscriptions.clone(),
     };
+    let listener = server.live_catalog().listen(catalog_notifier(out.clone(), subscriptions));
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(input);
     let mut buf = Vec::new();
@@ -162,6 +190,7 @@ where
         while tasks.try_join_next().is_some() {}
     };
     while tasks.join_next().await.is_some() {}
+    server.live_catalog().unlisten(listener);
     executor.do_send(StopExecutor);
     drop(connection);
     drop(out);
@@ -272,6 +301,22 @@ fn handle_message(
                 connection.log_level = Some(level);
                 json!({})
             });
+            ready(Era::Stateful, outcome)
+        }
+        method @ ("resources/subscribe" | "resources/unsubscribe") => {
+            let uri = request.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
+            let outcome = match uri {
+                None => Err(ProtocolError::InvalidParams(format!("{method} needs a string uri"))),
+                Some(uri) => {
+                    let mut subscriptions = connection.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+                    if method == "resources/subscribe" {
+                        subscriptions.insert(uri.to_owned());
+                    } else {
+                        subscriptions.remove(uri);
+                    }
+                    Ok(json!({}))
+                }
+            };
             ready(Era::Stateful, outcome)
         }
         _ => Some(run(executor, request, connection.scope())),
