@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
 # Idempotently create a Python venv with the official MCP SDK (mcp==2.3.0) for the
-# interop tests (tests/interop/py_client.py). Prints the venv's python path as the
-# last line of stdout. Venv location: ${MCPD_CACHE:-<repo>/.cache}/venv.
+# interop tests (tests/interop/py_client.py, tests/interop/py_session_client.py) and the
+# reference Prometheus/OpenMetrics parser (prometheus-client, tests/interop/parse_metrics.py).
+# Prints the venv's python path as the last line of stdout.
+# Venv location: ${MCPD_CACHE:-<repo>/.cache}/venv.
 set -euo pipefail
 
 MCP_VERSION="2.3.0"
+PROMETHEUS_CLIENT_VERSION="0.26.0"
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${MCPD_CACHE:-$REPO/.cache}"
 VENV="$CACHE/venv"
 PY="$VENV/bin/python"
 
-have_mcp() {
-    [ -x "$PY" ] && "$PY" -c "import importlib.metadata as m, mcp, sys; sys.exit(m.version('mcp') != '$MCP_VERSION')" >/dev/null 2>&1
+have_deps() {
+    [ -x "$PY" ] && "$PY" -c "
+import importlib.metadata as m, sys
+import mcp, mcp.client, prometheus_client.parser, prometheus_client.openmetrics.parser
+sys.exit(m.version('mcp') != '$MCP_VERSION' or m.version('prometheus-client') != '$PROMETHEUS_CLIENT_VERSION')
+" >/dev/null 2>&1
 }
 
-if ! have_mcp; then
+if ! have_deps; then
     if [ ! -x "$PY" ]; then
         mkdir -p "$CACHE"
         "${PYTHON:-python3}" -m venv "$VENV" >&2
     fi
-    "$PY" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION" >&2
-    have_mcp || { echo "setup-python.sh: mcp==$MCP_VERSION not importable after install" >&2; exit 1; }
+    "$PY" -m pip install --quiet --disable-pip-version-check \
+        "mcp==$MCP_VERSION" "prometheus-client==$PROMETHEUS_CLIENT_VERSION" >&2
+    have_deps || {
+        echo "setup-python.sh: mcp==$MCP_VERSION or prometheus-client==$PROMETHEUS_CLIENT_VERSION not importable after install" >&2
+        exit 1
+    }
 fi
 
 echo "$PY"

@@ -7,13 +7,15 @@
 
 #[path = "support/process.rs"]
 mod process;
+#[path = "support/python.rs"]
+mod python_env;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use process::{mcpd_binary, run_with_timeout, text, HttpChild};
+use python_env::repo_root;
 use serde_json::Value;
 
 /// The deadline of one Python client run.
@@ -21,58 +23,9 @@ const PYTHON_TIMEOUT: Duration = Duration::from_secs(60);
 /// The text the script sends to `echo`.
 const ECHO_TEXT: &str = "héllo from python";
 
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn provision() -> Result<PathBuf, String> {
-    let python = match std::env::var_os("MCPD_TEST_PYTHON") {
-        Some(python) => PathBuf::from(python),
-        None => setup_venv()?,
-    };
-    let check = Command::new(&python)
-        .args(["-c", "import mcp, mcp.client"])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    if !check.status.success() {
-        return Err(format!("{} cannot import the MCP SDK:\n{}", python.display(), text(&check.stderr)));
-    }
-    Ok(python)
-}
-
-fn setup_venv() -> Result<PathBuf, String> {
-    let output = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-python.sh"))
-        .current_dir(repo_root())
-        .output()
-        .map_err(|e| format!("cannot run scripts/setup-python.sh: {e}"))?;
-    if !output.status.success() {
-        return Err(format!("scripts/setup-python.sh failed ({}):\n{}", output.status, text(&output.stderr)));
-    }
-    let stdout = text(&output.stdout);
-    let python = stdout.lines().rev().find(|l| !l.trim().is_empty()).map(str::trim).unwrap_or_default();
-    if python.is_empty() || !Path::new(python).exists() {
-        return Err(format!(
-            "scripts/setup-python.sh printed no usable python path:\n{stdout}\n{}",
-            text(&output.stderr)
-        ));
-    }
-    Ok(PathBuf::from(python))
-}
-
 /// The interpreter, provisioned once per test binary; `None` when skipping is allowed.
 fn python() -> Option<PathBuf> {
-    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match PYTHON.get_or_init(provision) {
-        Ok(python) => Some(python.clone()),
-        Err(reason) if std::env::var("MCPD_SKIP_INTEROP").as_deref() == Ok("1") => {
-            eprintln!("NOTICE: skipping Python interop test (MCPD_SKIP_INTEROP=1): {reason}");
-            None
-        }
-        Err(reason) => {
-            panic!("cannot provision Python for the interop tests (set MCPD_SKIP_INTEROP=1 to skip): {reason}")
-        }
-    }
+    python_env::python_with(python_env::MCP_SDK)
 }
 
 /// Runs `py_client.py <args>` with a 60 s deadline.

@@ -1,6 +1,7 @@
-//! Helpers for tests that drive the real `mcpd` binary as a child process: locating (and if
-//! needed building) the binary, an HTTP child that is killed on drop, bounded short-lived runs,
-//! and a tiny blocking HTTP/1.1 client over `std::net::TcpStream`.
+//! Helpers for tests that drive the real `mcpd` binary (or the `everything` conformance fixture,
+//! `examples/everything.rs`) as a child process: locating (and if needed building) the binary,
+//! an HTTP child that is killed on drop, bounded short-lived runs, and a tiny blocking HTTP/1.1
+//! client over `std::net::TcpStream`.
 //!
 //! Include with `#[path = "support/process.rs"] mod process;`.
 
@@ -29,30 +30,46 @@ const LISTENING: &str = "mcpd: listening on http://";
 /// runs `cargo build -p mcpd-actors --bin mcpd` (a no-op when it is up to date).
 pub(crate) fn mcpd_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| built_artifact(&["-p", "mcpd-actors", "--bin", "mcpd"], Path::new("mcpd"))).clone()
+}
+
+/// The path of `target/<profile>/examples/everything`, the conformance fixture
+/// (`examples/everything.rs`). `cargo test --test <name>` does not build examples, so the first
+/// call in a test process runs `cargo build -p mcpd --example everything` (a no-op when it is up
+/// to date), with `--release` when this test executable is a release build.
+pub(crate) fn everything_binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("current_exe");
-            // target/<profile>/deps/<test>-<hash> → target/<profile>
-            let profile_dir = exe.parent().and_then(Path::parent).expect("test executable is in target/<profile>/deps");
-            let binary = profile_dir.join(format!("mcpd{}", std::env::consts::EXE_SUFFIX));
-            // Always ask cargo: it is a no-op when the binary is fresh, and it never runs a stale one.
-            build_binary(exe.to_string_lossy().contains("/release/"));
-            assert!(binary.is_file(), "mcpd binary not found at {} even after building it", binary.display());
-            binary
-        })
+        .get_or_init(|| built_artifact(&["-p", "mcpd", "--example", "everything"], Path::new("examples/everything")))
         .clone()
 }
 
-fn build_binary(release: bool) {
+/// Runs `cargo build <args>` (plus `--release` when this test executable lives in a release
+/// directory) and returns `target/<profile>/<relative><EXE_SUFFIX>`, which must then exist.
+fn built_artifact(args: &[&str], relative: &Path) -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test>-<hash> → target/<profile>
+    let profile_dir = exe.parent().and_then(Path::parent).expect("test executable is in target/<profile>/deps");
+    let mut binary = profile_dir.join(relative).into_os_string();
+    binary.push(std::env::consts::EXE_SUFFIX);
+    let binary = PathBuf::from(binary);
+    // Always ask cargo: it is a no-op when the binary is fresh, and it never runs a stale one.
+    cargo_build(args, exe.to_string_lossy().contains("/release/"));
+    assert!(binary.is_file(), "{} not found even after `cargo build {}`", binary.display(), args.join(" "));
+    binary
+}
+
+fn cargo_build(args: &[&str], release: bool) {
+    let what = format!("cargo build {}", args.join(" "));
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "-p", "mcpd-actors", "--bin", "mcpd"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.arg("build").args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
     if release {
         cmd.arg("--release");
     }
-    let output = cmd.output().unwrap_or_else(|e| panic!("cannot run `cargo build -p mcpd-actors --bin mcpd`: {e}"));
+    let output = cmd.output().unwrap_or_else(|e| panic!("cannot run `{what}`: {e}"));
     assert!(
         output.status.success(),
-        "`cargo build -p mcpd-actors --bin mcpd` failed ({}):\n{}",
+        "`{what}` failed ({}):\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
@@ -74,6 +91,13 @@ pub(crate) fn empty_dir() -> PathBuf {
 /// `RUST_LOG` (so the binary's default `info` applies), working directory an empty directory.
 pub(crate) fn mcpd_command() -> Command {
     let mut cmd = Command::new(mcpd_binary());
+    cmd.env_remove("MCPD_KEYS").env_remove("RUST_LOG").env_remove("RUST_BACKTRACE").current_dir(empty_dir());
+    cmd
+}
+
+/// A `Command` for the `everything` fixture with the same clean environment as [`mcpd_command`].
+pub(crate) fn everything_command() -> Command {
+    let mut cmd = Command::new(everything_binary());
     cmd.env_remove("MCPD_KEYS").env_remove("RUST_LOG").env_remove("RUST_BACKTRACE").current_dir(empty_dir());
     cmd
 }
@@ -130,7 +154,7 @@ pub(crate) fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duratio
     Output { status, stdout: stdout.join().expect("stdout reader"), stderr: stderr.join().expect("stderr reader") }
 }
 
-/// A `mcpd -p 0 …` child serving HTTP; killed when dropped.
+/// A `mcpd -p 0 …` (or `everything -p 0`) child serving HTTP; killed when dropped.
 #[derive(Debug)]
 pub(crate) struct HttpChild {
     child: Child,
@@ -145,6 +169,12 @@ impl HttpChild {
         let mut cmd = mcpd_command();
         cmd.args(args);
         HttpChild::spawn_command(cmd)
+    }
+
+    /// Spawns the `everything` conformance fixture (`everything -p 0`, streamable-HTTP
+    /// sessions on) with [`everything_command`]'s environment.
+    pub(crate) fn spawn_everything() -> HttpChild {
+        HttpChild::spawn_command(everything_command())
     }
 
     /// Spawns a prepared command (env, working directory, args), adding `-p 0`, and waits for
