@@ -58,12 +58,19 @@ fn json_report(script: &str, output: &Output, server: &HttpChild) -> Value {
     serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{script} output is not JSON ({e}): {}", lines[0]))
 }
 
-/// The body of `GET /metrics`.
+/// The body of `GET /metrics` in the Prometheus text format (the default).
 fn metrics(server: &HttpChild) -> String {
-    let (status, headers, body) = http(server.port, "GET", "/metrics", &[], "");
+    metrics_as(server, None)
+}
+
+/// The body of `GET /metrics`, in OpenMetrics when `accept` asks for it.
+fn metrics_as(server: &HttpChild, accept: Option<&str>) -> String {
+    let headers: Vec<(&str, &str)> = accept.map(|a| ("Accept", a)).into_iter().collect();
+    let (status, response_headers, body) = http(server.port, "GET", "/metrics", &headers, "");
     assert_eq!(status, 200, "GET /metrics: {body}");
-    let content_type = header_value(&headers, "content-type").unwrap_or_default();
-    assert!(content_type.starts_with("application/openmetrics-text"), "GET /metrics content-type {content_type:?}");
+    let content_type = header_value(&response_headers, "content-type").unwrap_or_default();
+    let expected = if accept.is_some() { "application/openmetrics-text" } else { "text/plain; version=0.0.4" };
+    assert!(content_type.starts_with(expected), "GET /metrics content-type {content_type:?}");
     body
 }
 
@@ -223,14 +230,14 @@ fn metrics_parse_with_the_reference_parsers() {
     let Some(python) = python_with(PROMETHEUS_PARSERS) else { return };
     let server = HttpChild::spawn_everything();
     traffic(&server);
-    let body = metrics(&server);
-    let output = run_script(&python, "parse_metrics.py", &[], body.as_bytes());
+    let openmetrics = metrics_as(&server, Some("application/openmetrics-text; version=1.0.0"));
+    let output = run_script(&python, "parse_metrics.py", &["openmetrics"], openmetrics.as_bytes());
     let summary = json_report("parse_metrics.py", &output, &server);
-    // Where the Prometheus text parser reads the OpenMetrics body differently (not a failure).
-    let notes = text(&output.stderr);
-    if !notes.trim().is_empty() {
-        eprintln!("parse_metrics.py notes:\n{notes}");
-    }
+    let prometheus = metrics(&server);
+    let output = run_script(&python, "parse_metrics.py", &["prometheus"], prometheus.as_bytes());
+    let text_summary = json_report("parse_metrics.py", &output, &server);
+    // Both formats say the same thing: same families, types, samples and values.
+    assert_eq!(summary, text_summary, "OpenMetrics and Prometheus text readings differ");
 
     let actors = family(&summary, "mcpd_actors_live", "gauge");
     assert_samples("mcpd_actors_live", actors, "mcpd_actors_live", &["kind"]);

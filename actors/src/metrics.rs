@@ -188,12 +188,52 @@ impl Metrics {
         }
     }
 
-    /// The exposition text.
-    pub fn encode(&self) -> String {
+    /// The exposition in OpenMetrics 1.0 text (`application/openmetrics-text`).
+    pub fn encode_openmetrics(&self) -> String {
         let mut out = String::with_capacity(4096);
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
             log::error!("encoding metrics failed: {e}");
         }
         out
+    }
+
+    /// The exposition in the Prometheus text format 0.0.4 (`text/plain; version=0.0.4`).
+    pub fn encode_prometheus(&self) -> String {
+        openmetrics_to_prometheus(&self.encode_openmetrics())
+    }
+}
+
+/// Rewrites OpenMetrics text as Prometheus 0.0.4 text: a counter family is named after its
+/// samples (`x_total`) in `# HELP` and `# TYPE`, `# UNIT` lines go, and so does `# EOF`.
+fn openmetrics_to_prometheus(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> =
+        openmetrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+            counters.contains(name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line).trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_renamed_for_the_prometheus_format() {
+        let om = "# HELP a_things Things.\n# TYPE a_things counter\na_things_total 3\n# HELP g A gauge.\n# TYPE g gauge\ng 1\n# EOF\n";
+        assert_eq!(
+            openmetrics_to_prometheus(om),
+            "# HELP a_things_total Things.\n# TYPE a_things_total counter\na_things_total 3\n# HELP g A gauge.\n# TYPE g gauge\ng 1\n"
+        );
     }
 }

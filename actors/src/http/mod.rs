@@ -137,9 +137,17 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     if let Some(denied) = guard(&req, &state) {
         return denied;
     }
-    HttpResponse::Ok()
-        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
-        .body(state.metrics.encode())
+    // Content negotiation as Prometheus servers do it: OpenMetrics when asked for, else 0.0.4.
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if accept.contains("application/openmetrics-text") {
+        HttpResponse::Ok()
+            .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+            .body(state.metrics.encode_openmetrics())
+    } else {
+        HttpResponse::Ok()
+            .content_type("text/plain; version=0.0.4; charset=utf-8")
+            .body(state.metrics.encode_prometheus())
+    }
 }
 
 async fn method_not_allowed_session(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
