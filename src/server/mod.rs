@@ -157,8 +157,12 @@ impl Scope {
         }
     }
 
-    fn context(&self, params: &Map<String, Value>) -> ToolContext {
-        let meta = params.get("_meta").and_then(Value::as_object).map(|m| Arc::new(m.clone()));
+    /// The handler's context; the request's `_meta` is moved out of `params`, not copied.
+    fn context(&self, params: &mut Map<String, Value>) -> ToolContext {
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => Some(Arc::new(meta)),
+            _ => None,
+        };
         ToolContext::new(self.version)
             .with_session(self.session_id.clone())
             .with_meta(meta)
@@ -344,7 +348,7 @@ impl McpServer {
         };
         let catalog = self.catalog.snapshot();
         let entry = catalog.tool(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
-        let context = scope.context(&params);
+        let context = scope.context(&mut params);
         let outcome = AssertUnwindSafe(entry.handler.call(arguments, context)).catch_unwind().await;
         let result = match outcome {
             Ok(Ok(result)) => result,
@@ -358,14 +362,18 @@ impl McpServer {
         to_object(&result)
     }
 
-    async fn get_prompt(&self, params: Map<String, Value>, scope: &Scope) -> Result<Map<String, Value>, ProtocolError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProtocolError::InvalidParams("prompts/get needs a string name".into()))?;
+    async fn get_prompt(
+        &self,
+        mut params: Map<String, Value>,
+        scope: &Scope,
+    ) -> Result<Map<String, Value>, ProtocolError> {
+        let name = match params.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            _ => return Err(ProtocolError::InvalidParams("prompts/get needs a string name".into())),
+        };
         let catalog = self.catalog.snapshot();
         let entry =
-            catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(arguments)) => arguments.clone(),
@@ -376,7 +384,7 @@ impl McpServer {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
-        let context = scope.context(&params);
+        let context = scope.context(&mut params);
         let outcome = AssertUnwindSafe(entry.handler.get(arguments, context)).catch_unwind().await;
         match outcome {
             Ok(Ok(result)) => to_object(&result),
@@ -388,19 +396,20 @@ impl McpServer {
 
     async fn read_resource(
         &self,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
         scope: &Scope,
     ) -> Result<Map<String, Value>, ProtocolError> {
         let uri = params
             .get("uri")
             .and_then(Value::as_str)
+            .map(str::to_owned)
             .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
         let (handler, variables) = self
             .catalog
             .snapshot()
-            .resolve_resource(uri)
+            .resolve_resource(&uri)
             .ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
-        let context = scope.context(&params);
+        let context = scope.context(&mut params);
         let outcome = AssertUnwindSafe(handler.read(uri.to_owned(), variables, context)).catch_unwind().await;
         match outcome {
             Ok(Ok(result)) if result.contents.is_empty() => {

@@ -83,8 +83,6 @@ pub fn legacy_http_version(header_version: Option<&str>) -> Result<ProtocolVersi
 /// What a valid stateless request declared about itself.
 #[derive(Debug, Clone)]
 pub struct StatelessRequest {
-    /// The request's `_meta`.
-    pub meta: Arc<Map<String, Value>>,
     /// Its declared client capabilities.
     pub client_capabilities: Arc<Value>,
     /// The log level it asked for, if any.
@@ -127,7 +125,7 @@ pub fn validate_stateless(
         }
         Some(other) => return Err(ProtocolError::InvalidParams(format!("log level must be a string, got {other}"))),
     };
-    Ok(StatelessRequest { meta: Arc::new(meta.clone()), client_capabilities: Arc::new(capabilities), log_level })
+    Ok(StatelessRequest { client_capabilities: Arc::new(capabilities), log_level })
 }
 
 fn check_headers(request: &Request, version: &str, headers: &RoutingHeaders<'_>) -> Result<(), ProtocolError> {
