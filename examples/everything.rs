@@ -4,7 +4,7 @@
 //! `cargo run --release --example everything -- -p PORT` serves it on `127.0.0.1:PORT/mcp` with
 //! streamable-HTTP sessions (and the stateless 2026-07-28 wire on the same endpoint).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
@@ -15,6 +15,7 @@ use mcpd::model::{
     CallToolResult, ContentBlock, GetPromptResult, Implementation, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use mcpd::mrtr::InputRequired;
 use mcpd::{Catalog, McpServer, ServerOptions, ToolContext};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 use serde_json::{json, Map, Value};
@@ -227,7 +228,7 @@ fn add_streaming_tools(c: &mut Catalog) {
                 "type": "object",
                 "$defs": {
                     "address": {
-                        "$anchor": "address",
+                        "$anchor": "addressDef",
                         "type": "object",
                         "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
                     }
@@ -235,13 +236,14 @@ fn add_streaming_tools(c: &mut Catalog) {
                 "properties": {
                     "name": {"type": "string"},
                     "address": {"$ref": "#/$defs/address"},
-                    "contact": {"anyOf": [{"type": "string", "format": "email"}, {"type": "string", "pattern": "^\\+?[0-9]+$"}]},
-                    "kind": {"type": "string"}
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
                 },
-                "allOf": [{"required": ["name"]}],
-                "if": {"properties": {"kind": {"const": "business"}}},
-                "then": {"required": ["address"]},
-                "else": {"required": []},
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
         ),
@@ -249,7 +251,243 @@ fn add_streaming_tools(c: &mut Catalog) {
     );
 }
 
+/// The text of an elicited field, if the client accepted.
+fn elicited_text(ctx: &ToolContext, key: &str, field: &str) -> Option<String> {
+    ctx.elicited(key)?.get(field)?.as_str().map(str::to_owned)
+}
+
+fn name_schema(field: &str) -> Value {
+    json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]})
+}
+
+fn confirm_schema() -> Value {
+    json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
+}
+
+fn state_kind(ctx: &ToolContext) -> Option<&str> {
+    ctx.request_state()?.get("kind")?.as_str()
+}
+
+fn sampled_text(ctx: &ToolContext, key: &str) -> Option<String> {
+    ctx.input_response(key)?.get("content")?.get("text")?.as_str().map(str::to_owned)
+}
+
+/// Multi round-trip (2026-07-28) fixtures: each asks for input with `InputRequired` and completes
+/// once the retry carries the answers (and its sealed state).
+fn add_mrtr_tools(c: &mut Catalog) {
+    c.add_tool(
+        tool("test_missing_capability", "Needs the client's sampling capability.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            ctx.require_client_capability("sampling")?;
+            Ok(CallToolResult::text("Success"))
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_elicitation", "MRTR: asks for the user's name.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            match elicited_text(&ctx, "user_name", "name") {
+                Some(name) => Ok(CallToolResult::text(format!("Hello, {name}!"))),
+                None => Err(InputRequired::new().elicit("user_name", "What is your name?", name_schema("name")).into()),
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_sampling", "MRTR: asks the client's model.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            match sampled_text(&ctx, "sample_request") {
+                Some(text) => Ok(CallToolResult::text(format!("Sampling result: {text}"))),
+                None => Err(InputRequired::new()
+                    .sample(
+                        "sample_request",
+                        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}], "maxTokens": 100}),
+                    )
+                    .into()),
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_list_roots", "MRTR: asks for the client's roots.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            match ctx.input_response("roots_request").and_then(|r| r.get("roots")).and_then(Value::as_array) {
+                Some(roots) => Ok(CallToolResult::text(format!("Found {} root(s)", roots.len()))),
+                None => Err(InputRequired::new().list_roots("roots_request").into()),
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_request_state", "MRTR: carries state between rounds.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let confirmed = ctx.elicited("confirm").and_then(|c| c.get("ok")).and_then(Value::as_bool) == Some(true);
+            if confirmed && state_kind(&ctx) == Some("request-state") {
+                return Ok(CallToolResult::text("state-ok: requestState validated"));
+            }
+            Err(InputRequired::new()
+                .elicit("confirm", "Please confirm", confirm_schema())
+                .state(json!({"kind": "request-state"}))
+                .into())
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_multiple_inputs", "MRTR: asks for three inputs at once.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let name = elicited_text(&ctx, "user_name", "name");
+            let greeting = sampled_text(&ctx, "greeting");
+            let roots = ctx.input_response("client_roots").and_then(|r| r.get("roots")).and_then(Value::as_array);
+            if let (Some(name), Some(greeting), Some(roots), Some("multiple-inputs")) = (name, greeting, roots, state_kind(&ctx)) {
+                return Ok(CallToolResult::text(format!("Name: {name}; Greeting: {greeting}; Roots: {}", roots.len())));
+            }
+            Err(InputRequired::new()
+                .elicit("user_name", "What is your name?", name_schema("name"))
+                .sample("greeting", json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}))
+                .list_roots("client_roots")
+                .state(json!({"kind": "multiple-inputs"}))
+                .into())
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_multi_round", "MRTR: two rounds of questions.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let round = ctx.request_state().and_then(|s| s.get("round")).and_then(Value::as_u64);
+            match (round, elicited_text(&ctx, "step1", "name"), elicited_text(&ctx, "step2", "color")) {
+                (Some(1), Some(name), _) => Err(InputRequired::new()
+                    .elicit("step2", "Step 2: What is your favorite color?", name_schema("color"))
+                    .state(json!({"round": 2, "name": name}))
+                    .into()),
+                (Some(2), _, Some(color)) => {
+                    let name =
+                        ctx.request_state().and_then(|s| s.get("name")).and_then(Value::as_str).unwrap_or("friend");
+                    Ok(CallToolResult::text(format!("Multi-round complete for {name} who likes {color}")))
+                }
+                _ => Err(InputRequired::new()
+                    .elicit("step1", "Step 1: What is your name?", name_schema("name"))
+                    .state(json!({"round": 1}))
+                    .into()),
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_tampered_state", "MRTR: its requestState is integrity-protected.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            if state_kind(&ctx) == Some("tamper-test") && ctx.input_response("confirm").is_some() {
+                return Ok(CallToolResult::text("integrity-ok: state verified"));
+            }
+            Err(InputRequired::new()
+                .elicit("confirm", "Please confirm", confirm_schema())
+                .state(json!({"kind": "tamper-test"}))
+                .into())
+        },
+    );
+    c.add_tool(
+        tool("test_input_required_result_capabilities", "MRTR: asks only for what the client supports.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            let received: Vec<&str> = ["elicit_input", "sample_input"].into_iter().filter(|k| ctx.input_response(k).is_some()).collect();
+            if !received.is_empty() {
+                return Ok(CallToolResult::text(format!("capabilities-ok: received {}", received.join(","))));
+            }
+            // Requests for capabilities the client did not declare are dropped by the server.
+            Err(InputRequired::new()
+                .elicit("elicit_input", "Elicitation input", name_schema("value"))
+                .sample("sample_input", json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Sample request"}}], "maxTokens": 50}))
+                .state(json!({"kind": "capabilities-test"}))
+                .into())
+        },
+    );
+    c.add_tool(
+        tool("test_streaming_elicitation", "Streams progress, then answers; never sends a request.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            ctx.progress(50.0, Some(100.0), Some("half way"));
+            Ok(CallToolResult::text("Streaming complete"))
+        },
+    );
+    c.add_tool(
+        tool("test_logging_tool", "Logs only when the request asked for a log level.", no_args()),
+        |_a: Args, ctx: ToolContext| async move {
+            ctx.log(LogLevel::Info, Some("test_logging_tool"), json!("Diagnostic trace logging activated"));
+            Ok(CallToolResult::text("Logging evaluated"))
+        },
+    );
+    c.add_tool(
+        tool(
+            "test_header_param",
+            "Echoes its region, which clients also send as the Mcp-Param-Region header.",
+            json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"]}),
+        ),
+        |args: Args, _c| async move { Ok(CallToolResult::text(format!("region: {}", text_arg(&args, "region")))) },
+    );
+    c.add_prompt(
+        Prompt::new("test_input_required_result_prompt", "MRTR: a prompt that needs context from the user", vec![]),
+        |_a: Args, ctx: ToolContext| async move {
+            match elicited_text(&ctx, "user_context", "context") {
+                Some(context) => Ok(GetPromptResult {
+                    description: None,
+                    messages: vec![PromptMessage::user(ContentBlock::text(format!("Prompt with context: {context}")))],
+                }),
+                None => Err(InputRequired::new()
+                    .elicit("user_context", "What context should the prompt use?", name_schema("context"))
+                    .into()),
+            }
+        },
+    );
+}
+
+/// Hooks the suite calls to change the catalog while `subscriptions/listen` streams are open.
+fn add_triggers(c: &mut Catalog, live: Arc<OnceLock<Weak<LiveCatalog>>>) {
+    let tools = live.clone();
+    c.add_tool(
+        tool("test_trigger_tool_change", "Adds or removes test_dynamic_tool.", no_args()),
+        move |_a: Args, _c| {
+            let live = tools.get().and_then(Weak::upgrade);
+            async move {
+                let live = live.ok_or_else(|| ToolError::failed("the catalog is gone"))?;
+                live.update(|c| {
+                    if !c.remove_tool("test_dynamic_tool") {
+                        c.add_tool(
+                            tool("test_dynamic_tool", "Appears and disappears.", no_args()),
+                            |_a: Args, _c| async { Ok(CallToolResult::text("dynamic")) },
+                        );
+                    }
+                });
+                Ok(CallToolResult::text("Mutation triggered"))
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_trigger_prompt_change", "Adds or replaces test_dynamic_prompt.", no_args()),
+        move |_a: Args, _c| {
+            let live = live.get().and_then(Weak::upgrade);
+            async move {
+                let live = live.ok_or_else(|| ToolError::failed("the catalog is gone"))?;
+                live.update(|c| {
+                    c.add_prompt(
+                        Prompt::new("test_dynamic_prompt", "Changes on demand.", vec![]),
+                        |_a: Args, _c| async {
+                            Ok(GetPromptResult {
+                                description: None,
+                                messages: vec![PromptMessage::user(ContentBlock::text("dynamic"))],
+                            })
+                        },
+                    );
+                });
+                Ok(CallToolResult::text("Mutation triggered"))
+            }
+        },
+    );
+}
+
 fn add_resources(c: &mut Catalog) {
+    c.add_resource(
+        Resource::new("test://stateless-static-text", "Stateless Static Text", "text/plain")
+            .with_description("A static text resource served on the draft path"),
+        |uri: String, _v, _c| async move {
+            Ok(ReadResourceResult {
+                contents: vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "Static text content from the stateless draft path.",
+                )],
+            })
+        },
+    );
     c.add_resource(
         Resource::new("test://static-text", "Static Text Resource", "text/plain")
             .with_description("A static text resource for testing"),
@@ -355,11 +593,13 @@ fn add_prompts(c: &mut Catalog) {
     );
 }
 
-/// The whole fixture catalog.
-fn catalog() -> Catalog {
+/// The whole fixture catalog; `live` is filled in once the live catalog exists.
+fn catalog(live: Arc<OnceLock<Weak<LiveCatalog>>>) -> Catalog {
     let mut c = Catalog::new();
     add_content_tools(&mut c);
     add_streaming_tools(&mut c);
+    add_mrtr_tools(&mut c);
+    add_triggers(&mut c, live);
     add_resources(&mut c);
     add_prompts(&mut c);
     c.set_completer(|_reference, _argument, _prefix| Vec::new());
@@ -392,7 +632,9 @@ fn main() -> std::process::ExitCode {
         }
     };
     actix_rt::System::new().block_on(async move {
-        let live = Arc::new(LiveCatalog::new(catalog()));
+        let slot = Arc::new(OnceLock::new());
+        let live = Arc::new(LiveCatalog::new(catalog(slot.clone())));
+        let _ = slot.set(Arc::downgrade(&live));
         let options = ServerOptions {
             info: Implementation::new("mcp-conformance-test-server", "1.0.0"),
             sessions: true,

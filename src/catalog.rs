@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::context::ToolContext;
 use crate::error::ProtocolError;
 use crate::model::{CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool};
+use crate::mrtr::InputRequired;
 
 /// A boxed future that can move between threads.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -31,6 +32,10 @@ pub enum ToolError {
     /// The request cannot be served at the protocol level (becomes a JSON-RPC error).
     #[display("{_0}")]
     Protocol(ProtocolError),
+    /// The handler needs input from the client first (MRTR): on the stateless wire this becomes
+    /// an `input_required` result; in a session the server asks the client and calls again.
+    #[display("input required from the client")]
+    InputRequired(#[error(not(source))] InputRequired),
 }
 
 impl ToolError {

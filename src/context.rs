@@ -73,6 +73,8 @@ pub struct ToolContext {
     client_capabilities: Option<Arc<Value>>,
     log_level: Option<LogLevel>,
     peer: Option<Arc<dyn Peer>>,
+    input_responses: Option<Arc<Map<String, Value>>>,
+    request_state: Option<Arc<Value>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -90,7 +92,16 @@ impl fmt::Debug for ToolContext {
 impl ToolContext {
     /// A context with no session, no peer and no metadata.
     pub fn new(version: ProtocolVersion) -> Self {
-        ToolContext { session_id: None, version, meta: None, client_capabilities: None, log_level: None, peer: None }
+        ToolContext {
+            session_id: None,
+            version,
+            meta: None,
+            client_capabilities: None,
+            log_level: None,
+            peer: None,
+            input_responses: None,
+            request_state: None,
+        }
     }
 
     /// Sets the session id.
@@ -126,6 +137,46 @@ impl ToolContext {
     pub fn with_peer(mut self, peer: Option<Arc<dyn Peer>>) -> Self {
         self.peer = peer;
         self
+    }
+
+    /// Sets the answers to earlier input requests and the state returned with them (MRTR).
+    #[must_use]
+    pub fn with_input(mut self, responses: Option<Arc<Map<String, Value>>>, state: Option<Arc<Value>>) -> Self {
+        self.input_responses = responses;
+        self.request_state = state;
+        self
+    }
+
+    /// The client's answer to the input request `key` of an earlier round (MRTR), if any.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses.as_deref().and_then(|r| r.get(key))
+    }
+
+    /// The content of an accepted elicitation answer under `key`; `None` when absent, declined,
+    /// or not an elicitation result.
+    pub fn elicited(&self, key: &str) -> Option<&Map<String, Value>> {
+        let answer = self.input_response(key)?.as_object()?;
+        if answer.get("action").and_then(Value::as_str) != Some("accept") {
+            return None;
+        }
+        answer.get("content").and_then(Value::as_object)
+    }
+
+    /// The state the handler attached to its last `InputRequired` (verified by the server).
+    pub fn request_state(&self) -> Option<&Value> {
+        self.request_state.as_deref()
+    }
+
+    /// Fails with `-32021` unless the client declared `capability` (e.g. `"sampling"`).
+    ///
+    /// # Errors
+    /// [`crate::ProtocolError::MissingCapability`] naming the capability.
+    pub fn require_client_capability(&self, capability: &str) -> Result<(), crate::ProtocolError> {
+        if self.client_supports(capability) {
+            Ok(())
+        } else {
+            Err(crate::ProtocolError::MissingCapability { required: json!({ capability: {} }) })
+        }
     }
 
     /// The streamable-HTTP or stdio session, if the request belongs to one.

@@ -12,6 +12,7 @@
 //! - [`headers`] — routing headers and the `=?base64?…?=` value encoding.
 //! - [`model`] — MCP types: tools, content blocks, prompts, resources, capabilities.
 //! - [`catalog`] — tools, prompts and resources with their async handlers.
+//! - [`mrtr`] — multi round-trip requests: `InputRequired` and the sealed `requestState`.
 //! - [`context`] — what a handler sees of its request, and the [`context::Peer`] back to the client.
 //! - [`server`] — routing a request to its operation and shaping the result for its era.
 //! - [`config`] — `mcp.properties`, the `enabledTools` filter and the persisted listener settings.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod headers;
 pub mod jsonrpc;
 pub mod model;
+pub mod mrtr;
 pub mod server;
 pub mod version;
 

@@ -16,7 +16,7 @@ use futures_util::FutureExt as _;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::catalog::{Catalog, LiveCatalog, ToolError};
+use crate::catalog::{BoxFuture, Catalog, LiveCatalog, ToolError};
 use crate::context::{LogLevel, Peer, ToolContext};
 use crate::error::ProtocolError;
 use crate::jsonrpc::Request;
@@ -24,7 +24,21 @@ use crate::model::{
     meta_keys, CallToolResult, Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities,
     ToolsCapability,
 };
+use crate::mrtr::{StateSealer, DEFAULT_STATE_LIFETIME};
 use crate::version::{Era, ProtocolVersion};
+
+/// How many times one request may ask the client for input before it is stopped.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How a handler's rounds ended.
+enum Rounds<T> {
+    /// It produced its result.
+    Complete(T),
+    /// It failed (for a tool: an `isError` result).
+    Failed(String),
+    /// It needs input (stateless wire): the ready `input_required` result.
+    InputRequired(Map<String, Value>),
+}
 
 /// Default number of items in one page of a `*/list` result.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -101,6 +115,9 @@ pub struct ServerOptions {
     pub cache: CachePolicy,
     /// Whether the transport has sessions (enables subscriptions and list_changed).
     pub sessions: bool,
+    /// Secret for sealing MRTR `requestState` (none: a random key per process, so states do not
+    /// survive a restart).
+    pub state_key: Option<Vec<u8>>,
 }
 
 impl Default for ServerOptions {
@@ -111,6 +128,7 @@ impl Default for ServerOptions {
             page_size: DEFAULT_PAGE_SIZE,
             cache: CachePolicy::default(),
             sessions: false,
+            state_key: None,
         }
     }
 }
@@ -191,6 +209,8 @@ pub struct McpServer {
     options: ServerOptions,
     catalog: Arc<LiveCatalog>,
     capabilities: ServerCapabilities,
+    stateless_capabilities: ServerCapabilities,
+    sealer: StateSealer,
 }
 
 impl McpServer {
@@ -211,7 +231,22 @@ impl McpServer {
             completions: Some(Map::new()),
             experimental: None,
         };
-        McpServer { options, catalog, capabilities }
+        // The stateless wire always has subscriptions/listen, so it can announce changes.
+        let stateless_capabilities = ServerCapabilities {
+            tools: Some(ToolsCapability { list_changed: Some(true) }),
+            prompts: Some(PromptsCapability { list_changed: Some(true) }),
+            resources: Some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
+            ..capabilities.clone()
+        };
+        let sealer = match &options.state_key {
+            Some(key) => StateSealer::new(key.clone(), DEFAULT_STATE_LIFETIME),
+            None => StateSealer::random(DEFAULT_STATE_LIFETIME).unwrap_or_else(|e| {
+                log::warn!("no system randomness for the requestState key ({e}); deriving one from the clock");
+                let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                StateSealer::new(format!("{nanos:?}{}", std::process::id()).into_bytes(), DEFAULT_STATE_LIFETIME)
+            }),
+        };
+        McpServer { options, catalog, capabilities, stateless_capabilities, sealer }
     }
 
     /// The options.
@@ -288,8 +323,10 @@ impl McpServer {
             _ => return Err(ProtocolError::MethodNotFound { method: request.method }),
         };
         if era == Era::Stateless {
-            result.insert("resultType".into(), json!("complete"));
-            if let Some(hint) = hint {
+            let input_required = result.get("resultType").is_some_and(|t| t == "input_required");
+            result.entry("resultType").or_insert_with(|| json!("complete"));
+            // Results that ask for input carry no caching hints.
+            if let Some(hint) = hint.filter(|_| !input_required) {
                 result.insert("ttlMs".into(), json!(hint.ttl_ms));
                 result.insert("cacheScope".into(), json!(hint.scope));
             }
@@ -300,7 +337,7 @@ impl McpServer {
     fn discover(&self) -> Map<String, Value> {
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(ProtocolVersion::all_strings()));
-        result.insert("capabilities".into(), json!(self.capabilities));
+        result.insert("capabilities".into(), json!(self.stateless_capabilities));
         if let Some(instructions) = &self.options.instructions {
             result.insert("instructions".into(), json!(instructions));
         }
@@ -348,18 +385,16 @@ impl McpServer {
         };
         let catalog = self.catalog.snapshot();
         let entry = catalog.tool(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
-        let context = scope.context(&mut params);
-        let outcome = AssertUnwindSafe(entry.handler.call(arguments, context)).catch_unwind().await;
-        let result = match outcome {
-            Ok(Ok(result)) => result,
-            Ok(Err(ToolError::Protocol(error))) => return Err(error),
-            Ok(Err(ToolError::Failed(message))) => CallToolResult::error(message),
-            Err(panic) => {
-                log::error!("tool {name} panicked: {}", panic_message(&panic));
-                CallToolResult::error(format!("tool {name} failed: {}", panic_message(&panic)))
-            }
-        };
-        to_object(&result)
+        let operation = format!("tools/call:{name}");
+        let handler = &entry.handler;
+        let rounds = self
+            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .await?;
+        match rounds {
+            Rounds::Complete(result) => to_object(&result),
+            Rounds::Failed(message) => to_object(&CallToolResult::error(message)),
+            Rounds::InputRequired(result) => Ok(result),
+        }
     }
 
     async fn get_prompt(
@@ -374,9 +409,9 @@ impl McpServer {
         let catalog = self.catalog.snapshot();
         let entry =
             catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
-        let arguments = match params.get("arguments") {
+        let arguments = match params.remove("arguments") {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(arguments)) => arguments.clone(),
+            Some(Value::Object(arguments)) => arguments,
             Some(_) => return Err(ProtocolError::InvalidParams("prompts/get arguments must be an object".into())),
         };
         for argument in &entry.definition.arguments {
@@ -384,13 +419,15 @@ impl McpServer {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
-        let context = scope.context(&mut params);
-        let outcome = AssertUnwindSafe(entry.handler.get(arguments, context)).catch_unwind().await;
-        match outcome {
-            Ok(Ok(result)) => to_object(&result),
-            Ok(Err(ToolError::Protocol(error))) => Err(error),
-            Ok(Err(ToolError::Failed(message))) => Err(ProtocolError::Internal(message)),
-            Err(panic) => Err(ProtocolError::Internal(format!("prompt {name} failed: {}", panic_message(&panic)))),
+        let operation = format!("prompts/get:{name}");
+        let handler = &entry.handler;
+        let rounds = self
+            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.get(arguments.clone(), ctx))
+            .await?;
+        match rounds {
+            Rounds::Complete(result) => to_object(&result),
+            Rounds::Failed(message) => Err(ProtocolError::Internal(message)),
+            Rounds::InputRequired(result) => Ok(result),
         }
     }
 
@@ -409,17 +446,99 @@ impl McpServer {
             .snapshot()
             .resolve_resource(&uri)
             .ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
-        let context = scope.context(&mut params);
-        let outcome = AssertUnwindSafe(handler.read(uri.to_owned(), variables, context)).catch_unwind().await;
-        match outcome {
-            Ok(Ok(result)) if result.contents.is_empty() => {
-                Err(ProtocolError::ResourceNotFound { uri: uri.to_owned() })
-            }
-            Ok(Ok(result)) => to_object(&result),
-            Ok(Err(ToolError::Protocol(error))) => Err(error),
-            Ok(Err(ToolError::Failed(message))) => Err(ProtocolError::Internal(message)),
-            Err(panic) => Err(ProtocolError::Internal(format!("reading {uri} failed: {}", panic_message(&panic)))),
+        let operation = format!("resources/read:{uri}");
+        let rounds = self
+            .run_rounds(scope, &operation, &Map::new(), &mut params, |ctx| {
+                handler.read(uri.clone(), variables.clone(), ctx)
+            })
+            .await?;
+        match rounds {
+            Rounds::Complete(result) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri }),
+            Rounds::Complete(result) => to_object(&result),
+            Rounds::Failed(message) => Err(ProtocolError::Internal(message)),
+            Rounds::InputRequired(result) => Ok(result),
         }
+    }
+
+    /// Runs a handler until it completes, fails, or (on the stateless wire) needs input.
+    ///
+    /// Takes `inputResponses` and `requestState` (verified against `operation` and `arguments`)
+    /// out of `params`. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
+    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result is
+    /// `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
+    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
+    async fn run_rounds<T>(
+        &self,
+        scope: &Scope,
+        operation: &str,
+        arguments: &Map<String, Value>,
+        params: &mut Map<String, Value>,
+        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
+    ) -> Result<Rounds<T>, ProtocolError> {
+        let mut responses = match params.remove("inputResponses") {
+            Some(Value::Object(responses)) => Some(Arc::new(responses)),
+            _ => None,
+        };
+        let mut state = match params.remove("requestState") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(token)) => Some(Arc::new(
+                self.sealer
+                    .open(&token, operation, arguments)
+                    .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
+            )),
+            Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
+        };
+        let base = scope.context(params);
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let context = base.clone().with_input(responses.clone(), state.clone());
+            let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {
+                Ok(Ok(done)) => return Ok(Rounds::Complete(done)),
+                Ok(Err(ToolError::Failed(message))) => return Ok(Rounds::Failed(message)),
+                Ok(Err(ToolError::Protocol(error))) => return Err(error),
+                Ok(Err(ToolError::InputRequired(input))) => input,
+                Err(panic) => {
+                    log::error!("{operation} panicked: {}", panic_message(&panic));
+                    return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
+                }
+            };
+            let missing = input.retain_supported(|capability| base.client_supports(capability));
+            if input.requests().is_empty() {
+                if missing.is_empty() {
+                    return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
+                }
+                return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
+            }
+            let (requests, next_state) = input.into_parts();
+            if scope.version.era() == Era::Stateless {
+                let mut result = Map::new();
+                result.insert("resultType".into(), json!("input_required"));
+                result.insert("inputRequests".into(), Value::Object(requests));
+                if let Some(next_state) = next_state {
+                    result.insert("requestState".into(), json!(self.sealer.seal(operation, arguments, &next_state)));
+                }
+                return Ok(Rounds::InputRequired(result));
+            }
+            let Some(peer) = &scope.peer else {
+                return Ok(Rounds::Failed(format!(
+                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
+                     use a session (-s) or the 2026-07-28 wire"
+                )));
+            };
+            let mut answers = Map::new();
+            for (key, request) in requests {
+                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                match peer.request(&method, request_params).await {
+                    Ok(answer) => answers.insert(key, answer),
+                    Err(error) => {
+                        return Ok(Rounds::Failed(format!("the client could not answer {method}: {}", error.message)))
+                    }
+                };
+            }
+            responses = Some(Arc::new(answers));
+            state = next_state.map(Arc::new);
+        }
+        Ok(Rounds::Failed(format!("{operation} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
 
     fn complete(&self, params: &Map<String, Value>) -> Result<Map<String, Value>, ProtocolError> {
@@ -511,5 +630,51 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "panic".to_owned()
+    }
+}
+
+impl McpServer {
+    /// Checks the `Mcp-Param-*` headers of a stateless `tools/call` against its arguments: every
+    /// argument the tool's schema marks with `x-mcp-header` and the body carries (not null) must
+    /// come with its header, whose value (Base64 sentinel decoded) equals the argument.
+    ///
+    /// # Errors
+    /// `-32020` (HTTP 400) for a missing, undecodable or mismatched header.
+    pub fn check_param_headers<'h>(
+        &self,
+        request: &Request,
+        header: impl Fn(&str) -> Option<&'h str>,
+    ) -> Result<(), ProtocolError> {
+        if request.method != "tools/call" {
+            return Ok(());
+        }
+        let Some(params) = request.params.as_ref() else { return Ok(()) };
+        let Some(name) = params.get("name").and_then(Value::as_str) else { return Ok(()) };
+        let catalog = self.catalog.snapshot();
+        let Some(tool) = catalog.tool(name) else { return Ok(()) };
+        let Ok(header_params) = crate::headers::header_params(&tool.definition.input_schema) else { return Ok(()) };
+        let empty = Map::new();
+        let arguments = params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
+        for param in header_params {
+            let Some(value) = crate::headers::argument_at(arguments, &param.path) else { continue };
+            let header_name = format!("{}{}", crate::headers::PARAM_PREFIX, param.name.to_ascii_lowercase());
+            let raw = header(&header_name).ok_or_else(|| {
+                ProtocolError::HeaderMismatch(format!(
+                    "missing Mcp-Param-{} header for argument {}",
+                    param.name,
+                    param.path.join(".")
+                ))
+            })?;
+            let decoded = crate::headers::decode_value(raw)
+                .map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Param-{}: {e}", param.name)))?;
+            if !crate::headers::param_matches(&decoded, value, param.kind) {
+                return Err(ProtocolError::HeaderMismatch(format!(
+                    "Mcp-Param-{} header does not match argument {}",
+                    param.name,
+                    param.path.join(".")
+                )));
+            }
+        }
+        Ok(())
     }
 }

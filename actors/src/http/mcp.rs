@@ -67,6 +67,9 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
                 error_response(Some(&request.id), &error, Era::Stateful)
             }
         }
+        Ok(Incoming::Single(Message::Request(request))) if is_stateless_request(&request, &routing) => {
+            super::stateless::serve(request, &routing, &req, &state).await
+        }
         Ok(Incoming::Single(Message::Request(request))) => {
             let id = request.id.clone();
             let (era, outcome) = answer(request, &routing, &state).await;

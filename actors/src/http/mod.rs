@@ -7,6 +7,7 @@
 mod mcp;
 mod reply;
 mod session;
+mod stateless;
 
 use std::sync::Arc;
 

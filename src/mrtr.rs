@@ -1,0 +1,266 @@
+//! Multi round-trip requests (MRTR, 2026-07-28): a tool or prompt that needs input from the client
+//! (an elicitation, a sampling call, the client's roots) returns [`InputRequired`] instead of a
+//! result. On the stateless wire the server answers `resultType: "input_required"` with the input
+//! requests and a sealed `requestState`; the client retries with `inputResponses` and the state
+//! byte for byte. In a session (or over stdio) the server fulfils the requests itself over the
+//! connection and calls the handler again, so one handler serves both eras.
+//!
+//! `requestState` is attacker-controlled: [`StateSealer`] binds it with an HMAC-SHA256 to the
+//! operation (method + name), a hash of the arguments and an expiry, and rejects anything else.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use derive_more::{Display, Error};
+use hmac::{Hmac, Mac};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The client capability each input-request method needs.
+pub fn capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+/// "I need input from the client before I can answer": keyed input requests, and state to get
+/// back on the retry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputRequired {
+    requests: Map<String, Value>,
+    state: Option<Value>,
+}
+
+impl InputRequired {
+    /// No requests yet.
+    pub fn new() -> Self {
+        InputRequired::default()
+    }
+
+    /// Adds a request `{method, params}` under `key` (keys are unique per request).
+    #[must_use]
+    pub fn request(mut self, key: impl Into<String>, method: &str, params: Value) -> Self {
+        self.requests.insert(key.into(), json!({ "method": method, "params": params }));
+        self
+    }
+
+    /// Asks the user to fill in a form (`elicitation/create`).
+    #[must_use]
+    pub fn elicit(self, key: impl Into<String>, message: &str, requested_schema: Value) -> Self {
+        self.request(key, "elicitation/create", json!({ "message": message, "requestedSchema": requested_schema }))
+    }
+
+    /// Asks the client's model (`sampling/createMessage`).
+    #[must_use]
+    pub fn sample(self, key: impl Into<String>, params: Value) -> Self {
+        self.request(key, "sampling/createMessage", params)
+    }
+
+    /// Asks for the client's roots (`roots/list`).
+    #[must_use]
+    pub fn list_roots(self, key: impl Into<String>) -> Self {
+        self.request(key, "roots/list", json!({}))
+    }
+
+    /// State the handler gets back on the retry ([`crate::ToolContext::request_state`]).
+    #[must_use]
+    pub fn state(mut self, state: Value) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// The requests, by key.
+    pub fn requests(&self) -> &Map<String, Value> {
+        &self.requests
+    }
+
+    /// The state.
+    pub fn state_value(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// Keeps only the requests the client can answer (it declared their capability); returns the
+    /// capabilities of the requests dropped.
+    pub fn retain_supported(&mut self, client_supports: impl Fn(&str) -> bool) -> Map<String, Value> {
+        let mut missing = Map::new();
+        self.requests.retain(|_, request| {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+            match capability_for(method) {
+                Some(capability) if !client_supports(capability) => {
+                    missing.insert(capability.to_owned(), json!({}));
+                    false
+                }
+                _ => true,
+            }
+        });
+        missing
+    }
+
+    /// Splits into requests and state.
+    pub fn into_parts(self) -> (Map<String, Value>, Option<Value>) {
+        (self.requests, self.state)
+    }
+}
+
+/// Why a `requestState` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
+pub enum StateError {
+    /// Not a state this server issued (bad shape or signature: tampered).
+    #[display("requestState failed its integrity check")]
+    Tampered,
+    /// Issued for another tool, prompt or arguments.
+    #[display("requestState was issued for a different request")]
+    WrongRequest,
+    /// Too old.
+    #[display("requestState has expired; start the request again")]
+    Expired,
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Seals and opens `requestState` values.
+#[derive(Clone)]
+pub struct StateSealer {
+    key: Vec<u8>,
+    lifetime: Duration,
+}
+
+impl std::fmt::Debug for StateSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateSealer").field("lifetime", &self.lifetime).finish_non_exhaustive()
+    }
+}
+
+/// How long a sealed state stays valid by default.
+pub const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(10 * 60);
+
+/// What a state is bound to: the operation and a hash of its arguments.
+fn binding(operation: &str, arguments: &Map<String, Value>) -> String {
+    // serde_json's Map keeps keys sorted, so equal arguments serialize to equal bytes.
+    let bytes = serde_json::to_vec(arguments).unwrap_or_default();
+    let digest = Sha256::digest(&bytes);
+    format!("{operation}\n{}", URL_SAFE_NO_PAD.encode(digest))
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+impl StateSealer {
+    /// A sealer with a given key (at least 32 bytes of secret) and lifetime.
+    pub fn new(key: impl Into<Vec<u8>>, lifetime: Duration) -> Self {
+        StateSealer { key: key.into(), lifetime }
+    }
+
+    /// A sealer with a fresh random key (states do not survive a restart).
+    ///
+    /// # Errors
+    /// When the operating system has no randomness to give.
+    pub fn random(lifetime: Duration) -> Result<Self, getrandom::Error> {
+        let mut key = vec![0u8; 32];
+        getrandom::fill(&mut key)?;
+        Ok(StateSealer::new(key, lifetime))
+    }
+
+    fn mac(&self, payload: &[u8]) -> HmacSha256 {
+        // HMAC accepts keys of any length.
+        let mut mac =
+            HmacSha256::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(payload);
+        mac
+    }
+
+    /// Seals `state` for `operation` (e.g. `tools/call:name`) with these arguments.
+    pub fn seal(&self, operation: &str, arguments: &Map<String, Value>, state: &Value) -> String {
+        self.seal_at(operation, arguments, state, now_secs())
+    }
+
+    fn seal_at(&self, operation: &str, arguments: &Map<String, Value>, state: &Value, now: u64) -> String {
+        let payload = json!({
+            "b": binding(operation, arguments),
+            "e": now + self.lifetime.as_secs(),
+            "s": state,
+        });
+        let payload = serde_json::to_vec(&payload).unwrap_or_default();
+        let tag = self.mac(&payload).finalize().into_bytes();
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(tag))
+    }
+
+    /// Opens a sealed state and returns what was sealed.
+    ///
+    /// # Errors
+    /// [`StateError`] when the token was altered, belongs to another request, or expired.
+    pub fn open(&self, token: &str, operation: &str, arguments: &Map<String, Value>) -> Result<Value, StateError> {
+        self.open_at(token, operation, arguments, now_secs())
+    }
+
+    fn open_at(
+        &self,
+        token: &str,
+        operation: &str,
+        arguments: &Map<String, Value>,
+        now: u64,
+    ) -> Result<Value, StateError> {
+        let (payload, tag) = token.split_once('.').ok_or(StateError::Tampered)?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| StateError::Tampered)?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
+        self.mac(&payload).verify_slice(&tag).map_err(|_| StateError::Tampered)?;
+        let mut payload: Map<String, Value> = serde_json::from_slice(&payload).map_err(|_| StateError::Tampered)?;
+        if payload.get("b").and_then(Value::as_str) != Some(binding(operation, arguments).as_str()) {
+            return Err(StateError::WrongRequest);
+        }
+        if payload.get("e").and_then(Value::as_u64).is_none_or(|expiry| expiry < now) {
+            return Err(StateError::Expired);
+        }
+        Ok(payload.remove("s").unwrap_or(Value::Null))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn sealed_state_round_trips_and_is_bound() {
+        let sealer = StateSealer::new(vec![7u8; 32], Duration::from_secs(60));
+        let a = args(json!({"x": 1, "y": "z"}));
+        let token = sealer.seal("tools/call:t", &a, &json!({"round": 2}));
+        assert_eq!(sealer.open(&token, "tools/call:t", &a).unwrap(), json!({"round": 2}));
+        let reordered = args(json!({"y": "z", "x": 1}));
+        assert!(sealer.open(&token, "tools/call:t", &reordered).is_ok(), "key order does not matter");
+        assert_eq!(sealer.open(&token, "tools/call:u", &a), Err(StateError::WrongRequest));
+        assert_eq!(sealer.open(&token, "tools/call:t", &args(json!({"x": 2}))), Err(StateError::WrongRequest));
+        assert_eq!(sealer.open(&format!("{token}x"), "tools/call:t", &a), Err(StateError::Tampered));
+        assert_eq!(sealer.open("garbage", "tools/call:t", &a), Err(StateError::Tampered));
+        let other = StateSealer::new(vec![8u8; 32], Duration::from_secs(60));
+        assert_eq!(other.open(&token, "tools/call:t", &a), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn expired_state_is_refused() {
+        let sealer = StateSealer::new(vec![7u8; 32], Duration::from_secs(60));
+        let a = Map::new();
+        let token = sealer.seal_at("op", &a, &json!(1), 1_000);
+        assert!(sealer.open_at(&token, "op", &a, 1_059).is_ok());
+        assert_eq!(sealer.open_at(&token, "op", &a, 1_061), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn unsupported_requests_are_dropped_and_named() {
+        let mut ir = InputRequired::new()
+            .elicit("e", "name?", json!({"type":"object"}))
+            .sample("s", json!({"messages": [], "maxTokens": 5}))
+            .list_roots("r");
+        let missing = ir.retain_supported(|c| c == "sampling");
+        assert_eq!(ir.requests().keys().collect::<Vec<_>>(), vec!["s"]);
+        assert_eq!(Value::Object(missing), json!({"elicitation": {}, "roots": {}}));
+    }
+}
