@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::sse::{open, Event, Response, SseReader};
 use common::*;
-use futures_util::StreamExt as _;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};
@@ -90,103 +90,6 @@ fn tool_call(id: i64, name: &str, meta: Option<Value>) -> Value {
         params["_meta"] = meta;
     }
     json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
-}
-
-/// One parsed SSE event.
-#[derive(Debug, Default, Clone)]
-struct Event {
-    id: Option<String>,
-    event: Option<String>,
-    retry: Option<u64>,
-    data: String,
-}
-
-impl Event {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data is not JSON ({e}): {:?}", self.data))
-    }
-}
-
-/// Reads SSE events from an open response.
-struct SseReader {
-    response: Response,
-    buffer: String,
-}
-
-type Response = awc::ClientResponse;
-
-impl SseReader {
-    fn new(response: Response) -> Self {
-        SseReader { response, buffer: String::new() }
-    }
-
-    /// The next event, or `None` when the stream ends or nothing comes within `wait`.
-    async fn next(&mut self, wait: Duration) -> Option<Event> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let mut event = Event::default();
-                let mut comment_only = true;
-                for line in block.lines() {
-                    if line.starts_with(':') {
-                        continue;
-                    }
-                    comment_only = false;
-                    let (field, value) =
-                        line.split_once(':').map_or((line, ""), |(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)));
-                    match field {
-                        "id" => event.id = Some(value.to_owned()),
-                        "event" => event.event = Some(value.to_owned()),
-                        "retry" => event.retry = value.parse().ok(),
-                        "data" => {
-                            if !event.data.is_empty() {
-                                event.data.push('\n');
-                            }
-                            event.data.push_str(value);
-                        }
-                        _ => {}
-                    }
-                }
-                if comment_only {
-                    continue;
-                }
-                return Some(event);
-            }
-            match actix_rt::time::timeout(wait, self.response.next()).await {
-                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
-                _ => return None,
-            }
-        }
-    }
-
-    /// Events until the stream ends (bounded by `wait` per event).
-    async fn all(&mut self, wait: Duration) -> Vec<Event> {
-        let mut events = Vec::new();
-        while let Some(event) = self.next(wait).await {
-            events.push(event);
-        }
-        events
-    }
-}
-
-async fn open(
-    method: &str,
-    server: &TestServer,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<&Value>,
-) -> Response {
-    let client = awc::Client::builder().disable_timeout().finish();
-    let mut request = client.request(awc::http::Method::from_bytes(method.as_bytes()).unwrap(), server.url(path));
-    for (n, v) in headers {
-        request = request.insert_header((*n, *v));
-    }
-    match body {
-        Some(body) => {
-            request.insert_header(("content-type", "application/json")).send_json(body).await.expect("response")
-        }
-        None => request.send().await.expect("response"),
-    }
 }
 
 async fn get_stream(server: &TestServer, session: &str, last_event_id: Option<&str>) -> Response {

@@ -501,6 +501,13 @@ impl McpServer {
                     return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
                 }
             };
+            let stateless = scope.version.era() == Era::Stateless;
+            if !stateless && scope.peer.is_none() {
+                return Ok(Rounds::Failed(format!(
+                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
+                     use a session (-s) or the 2026-07-28 wire"
+                )));
+            }
             let missing = input.retain_supported(|capability| base.client_supports(capability));
             if input.requests().is_empty() {
                 if missing.is_empty() {
@@ -509,7 +516,7 @@ impl McpServer {
                 return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
             }
             let (requests, next_state) = input.into_parts();
-            if scope.version.era() == Era::Stateless {
+            let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
                 let mut result = Map::new();
                 result.insert("resultType".into(), json!("input_required"));
                 result.insert("inputRequests".into(), Value::Object(requests));
@@ -517,12 +524,6 @@ impl McpServer {
                     result.insert("requestState".into(), json!(self.sealer.seal(operation, arguments, &next_state)));
                 }
                 return Ok(Rounds::InputRequired(result));
-            }
-            let Some(peer) = &scope.peer else {
-                return Ok(Rounds::Failed(format!(
-                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
-                     use a session (-s) or the 2026-07-28 wire"
-                )));
             };
             let mut answers = Map::new();
             for (key, request) in requests {

@@ -7,7 +7,7 @@ use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
 use mcpd::jsonrpc::{self, ErrorCode, Incoming, Message, Outgoing, Rejection, Request, RequestId};
-use mcpd::server::{http_era, legacy_http_version, validate_stateless, RoutingHeaders, Scope};
+use mcpd::server::{http_era, legacy_http_version, RoutingHeaders, Scope};
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 use serde_json::Value;
@@ -72,10 +72,9 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         }
         Ok(Incoming::Single(Message::Request(request))) => {
             let id = request.id.clone();
-            let (era, outcome) = answer(request, &routing, &state).await;
-            match outcome {
+            match answer_legacy(request, &routing, &state).await {
                 Ok(result) => result_response(&id, &result),
-                Err(error) => error_response(Some(&id), &error, era),
+                Err(error) => error_response(Some(&id), &error, Era::Stateful),
             }
         }
         // Notifications and responses need no answer; without a session nothing awaits them.
@@ -123,30 +122,6 @@ fn is_stateless(message: &Message, routing: &RoutingHeaders<'_>) -> bool {
         Message::Request(request) => is_stateless_request(request, routing),
         Message::Notification(n) => http_era(n.params.as_ref(), routing.protocol_version) == Era::Stateless,
         Message::Response(_) => false,
-    }
-}
-
-/// Validates and executes one request; returns its era (for the error status) and outcome.
-async fn answer(
-    request: Request,
-    routing: &RoutingHeaders<'_>,
-    state: &AppState,
-) -> (Era, Result<Value, ProtocolError>) {
-    match http_era(request.params.as_ref(), routing.protocol_version) {
-        Era::Stateless => {
-            let outcome = match validate_stateless(&request, Some(routing)) {
-                Ok(valid) => {
-                    execute(&state.server, &state.metrics, request, Scope::stateless(&valid), state.limits.tool_timeout)
-                        .await
-                }
-                Err(error) => {
-                    state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
-                    Err(error)
-                }
-            };
-            (Era::Stateless, outcome)
-        }
-        Era::Stateful => (Era::Stateful, answer_legacy(request, routing, state).await),
     }
 }
 

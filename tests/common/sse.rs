@@ -1,0 +1,105 @@
+//! Reading server-sent events from a live response.
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use serde_json::Value;
+
+use super::TestServer;
+
+/// One parsed SSE event.
+#[derive(Debug, Default, Clone)]
+pub struct Event {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub retry: Option<u64>,
+    pub data: String,
+}
+
+impl Event {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data is not JSON ({e}): {:?}", self.data))
+    }
+}
+
+/// Reads SSE events from an open response.
+pub struct SseReader {
+    response: Response,
+    buffer: String,
+}
+
+pub type Response = awc::ClientResponse;
+
+impl SseReader {
+    pub fn new(response: Response) -> Self {
+        SseReader { response, buffer: String::new() }
+    }
+
+    /// The next event, or `None` when the stream ends or nothing comes within `wait`.
+    pub async fn next(&mut self, wait: Duration) -> Option<Event> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Event::default();
+                let mut comment_only = true;
+                for line in block.lines() {
+                    if line.starts_with(':') {
+                        continue;
+                    }
+                    comment_only = false;
+                    let (field, value) =
+                        line.split_once(':').map_or((line, ""), |(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)));
+                    match field {
+                        "id" => event.id = Some(value.to_owned()),
+                        "event" => event.event = Some(value.to_owned()),
+                        "retry" => event.retry = value.parse().ok(),
+                        "data" => {
+                            if !event.data.is_empty() {
+                                event.data.push('\n');
+                            }
+                            event.data.push_str(value);
+                        }
+                        _ => {}
+                    }
+                }
+                if comment_only {
+                    continue;
+                }
+                return Some(event);
+            }
+            match actix_rt::time::timeout(wait, self.response.next()).await {
+                Ok(Some(Ok(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Events until the stream ends (bounded by `wait` per event).
+    pub async fn all(&mut self, wait: Duration) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Some(event) = self.next(wait).await {
+            events.push(event);
+        }
+        events
+    }
+}
+
+pub async fn open(
+    method: &str,
+    server: &TestServer,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> Response {
+    let client = awc::Client::builder().disable_timeout().finish();
+    let mut request = client.request(awc::http::Method::from_bytes(method.as_bytes()).unwrap(), server.url(path));
+    for (n, v) in headers {
+        request = request.insert_header((*n, *v));
+    }
+    match body {
+        Some(body) => {
+            request.insert_header(("content-type", "application/json")).send_json(body).await.expect("response")
+        }
+        None => request.send().await.expect("response"),
+    }
+}
