@@ -135,6 +135,9 @@ pub struct ToolEntry {
     pub definition: Arc<Tool>,
     /// Its handler.
     pub handler: Arc<dyn ToolHandler>,
+    /// Its `x-mcp-header` parameters, read once from the input schema (an error when the
+    /// annotations are invalid).
+    pub header_params: Arc<Result<Vec<crate::headers::HeaderParam>, crate::headers::HeaderParamError>>,
 }
 
 /// A registered prompt.
@@ -223,7 +226,8 @@ impl Catalog {
 
     /// Adds (or replaces) a tool.
     pub fn add_tool(&mut self, definition: Tool, handler: impl ToolHandler) -> &mut Self {
-        let entry = ToolEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
+        let header_params = Arc::new(crate::headers::header_params(&definition.input_schema));
+        let entry = ToolEntry { definition: Arc::new(definition), handler: Arc::new(handler), header_params };
         self.tools.insert(entry.definition.name.clone(), entry);
         self
     }

@@ -653,7 +653,10 @@ impl McpServer {
         let Some(name) = params.get("name").and_then(Value::as_str) else { return Ok(()) };
         let catalog = self.catalog.snapshot();
         let Some(tool) = catalog.tool(name) else { return Ok(()) };
-        let Ok(header_params) = crate::headers::header_params(&tool.definition.input_schema) else { return Ok(()) };
+        let Ok(header_params) = tool.header_params.as_ref() else { return Ok(()) };
+        if header_params.is_empty() {
+            return Ok(());
+        }
         let empty = Map::new();
         let arguments = params.get("arguments").and_then(Value::as_object).unwrap_or(&empty);
         for param in header_params {
