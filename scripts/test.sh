@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README "Run the tests"; .ci/run runs exactly this).
 # Provisions the independent interop peers (the official Python MCP SDK, pinned), then checks
-# formatting and lints and runs every test of both crates.
+# formatting and lints, runs every test of both crates, then the official MCP conformance suite
+# (scripts/conformance.sh). The last line sums both: "N passed, M failed, K skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,18 @@ cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 mkdir -p target
 cargo test --workspace 2>&1 | tee target/test-output.log
-# One closing line for the whole run (cargo prints one summary per test binary).
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
-     END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' target/test-output.log
+# cargo prints one summary per test binary: add them up.
+read -r cargo_passed cargo_failed cargo_skipped < <(
+    awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
+         END { printf "%d %d %d\n", p, f, s }' target/test-output.log)
+echo "cargo test: $cargo_passed passed, $cargo_failed failed, $cargo_skipped skipped"
+
+# The official MCP conformance suite against examples/everything.rs (README "Conformance");
+# it exits non-zero (and so ends this script) unless every required scenario passed.
+bash scripts/conformance.sh | tee target/conformance-output.log
+conf_counts="$(sed -n 's/^conformance: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' target/conformance-output.log | tail -n 1)"
+[ -n "$conf_counts" ] || { echo "test.sh: no 'conformance: N passed, M failed' line from scripts/conformance.sh" >&2; exit 1; }
+read -r conf_passed conf_failed <<<"$conf_counts"
+
+# One closing line for the whole run: cargo tests plus required conformance scenarios.
+echo "$((cargo_passed + conf_passed)) passed, $((cargo_failed + conf_failed)) failed, $cargo_skipped skipped"

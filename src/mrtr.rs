@@ -138,10 +138,42 @@ impl std::fmt::Debug for StateSealer {
 /// How long a sealed state stays valid by default.
 pub const DEFAULT_STATE_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
+/// Writes `value` with object keys sorted at every level, so that equal JSON values give equal
+/// bytes whatever order the client sent the keys in.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, child)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&serde_json::to_vec(key).unwrap_or_default());
+                out.push(b':');
+                canonical(child, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => out.extend_from_slice(&serde_json::to_vec(scalar).unwrap_or_default()),
+    }
+}
+
 /// What a state is bound to: the operation and a hash of its arguments.
 fn binding(operation: &str, arguments: &Map<String, Value>) -> String {
-    // serde_json's Map keeps keys sorted, so equal arguments serialize to equal bytes.
-    let bytes = serde_json::to_vec(arguments).unwrap_or_default();
+    let mut bytes = Vec::new();
+    canonical(&Value::Object(arguments.clone()), &mut bytes);
     let digest = Sha256::digest(&bytes);
     format!("{operation}\n{}", URL_SAFE_NO_PAD.encode(digest))
 }

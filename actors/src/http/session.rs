@@ -127,6 +127,8 @@ fn spawn_session(
     .start();
     let handle = SessionHandle { session, executor, shared };
     state.sessions.insert(handle.clone());
+    // Counted here, synchronously: the actor's started() runs only after this handler yields.
+    state.metrics.session_opened();
     Ok(handle)
 }
 

@@ -123,7 +123,6 @@ impl Actor for Session {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.counts.started(ActorKind::Session);
-        self.metrics.session_opened();
         let tick = (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
         ctx.run_interval(tick, Self::tick);
     }
