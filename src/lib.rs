@@ -15,6 +15,7 @@
 //! - [`mrtr`] — multi round-trip requests: `InputRequired` and the sealed `requestState`.
 //! - [`context`] — what a handler sees of its request, and the [`context::Peer`] back to the client.
 //! - [`server`] — routing a request to its operation and shaping the result for its era.
+//! - [`client`] — the pure part of the client: configuration, requests, negotiation, SSE.
 //! - [`config`] — `mcp.properties`, the `enabledTools` filter and the persisted listener settings.
 //! - [`auth`] — API keys (constant-time) and Origin / Host checks.
 //! - [`builtin`] — the tools a fresh `mcpd` serves (`echo`, `time`).
@@ -22,6 +23,7 @@
 pub mod auth;
 pub mod builtin;
 pub mod catalog;
+pub mod client;
 pub mod config;
 pub mod context;
 pub mod error;

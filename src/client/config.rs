@@ -1,0 +1,1 @@
+//! Client server configuration (filled in below).
