@@ -67,10 +67,9 @@ for rev in "${REVISIONS[@]}"; do
     [ -f "$CONF_PKG/requirements/$rev.yaml" ] || die "missing $CONF_PKG/requirements/$rev.yaml"
 done
 
-case "$(cd "$(dirname "$OUT")" 2>/dev/null && pwd -P)/$(basename "$OUT")" in # it is wiped: not /, ~ or the repo
-    /. | // | /.. | "$(cd ~ && pwd -P)" | "$(cd "$REPO" && pwd -P)") die "refusing to wipe MCPD_CONFORMANCE_OUT=$OUT" ;;
-esac
-rm -rf "$OUT"
+# Remove only what this script writes there (never the directory itself: it may be any path).
+for rev in "${REVISIONS[@]}"; do rm -rf -- "${OUT:?}/$rev" "${OUT:?}/$rev.log" "${OUT:?}/$rev.counts"; done
+rm -f -- "${OUT:?}/fixture.log"
 mkdir -p "$OUT"
 
 # ---- 2. the fixture ---------------------------------------------------------------------

@@ -22,6 +22,11 @@ sys.exit(m.version('mcp') != '$MCP_VERSION' or m.version('prometheus-client') !=
 }
 
 if ! have_deps; then
+    # A venv whose interpreter no longer runs (its base Python was removed) is rebuilt.
+    if [ -e "$VENV" ] && ! "$PY" -c "import contextlib, venv" >/dev/null 2>&1; then
+        echo "setup-python.sh: $VENV is broken; recreating it" >&2
+        rm -rf -- "${VENV:?}"
+    fi
     if [ ! -x "$PY" ]; then
         mkdir -p "$CACHE"
         "${PYTHON:-python3}" -m venv "$VENV" >&2
