@@ -180,17 +180,23 @@ pub enum Incoming {
 pub struct Rejection {
     /// The request id, when readable.
     pub id: Option<RequestId>,
-    /// The error to answer with.
-    pub error: ErrorObject,
+    /// The error to answer with (boxed: rejections are the cold path).
+    pub error: Box<ErrorObject>,
 }
 
 impl Rejection {
     fn parse(detail: impl fmt::Display) -> Self {
-        Rejection { id: None, error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}")) }
+        Rejection {
+            id: None,
+            error: Box::new(ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}"))),
+        }
     }
 
     fn invalid(id: Option<RequestId>, detail: &str) -> Self {
-        Rejection { id, error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {detail}")) }
+        Rejection {
+            id,
+            error: Box::new(ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {detail}"))),
+        }
     }
 }
 
