@@ -2,3 +2,6 @@
 //! response matching and the SSE decoder. The actors that do the I/O live in `mcpd-actors`.
 
 pub mod config;
+pub mod negotiate;
+pub mod request;
+pub mod sse;

@@ -37,10 +37,28 @@ use crate::tool_executor::{Cancel, Execute, ToolExecutor};
 
 const EVENT_STREAM: &str = "text/event-stream";
 
+/// Ends a 2024-11-05 session when its stream's connection goes away: on that transport the
+/// stream is the session.
+struct EndWithStream(actix::Addr<Session>);
+
+impl Drop for EndWithStream {
+    fn drop(&mut self) {
+        self.0.do_send(Stop { reason: EndReason::Deleted });
+    }
+}
+
 fn sse_response(body: UnboundedReceiver<Bytes>, guard: Option<BusyGuard>) -> HttpResponse {
+    sse_response_ending(body, guard, None)
+}
+
+fn sse_response_ending(
+    body: UnboundedReceiver<Bytes>,
+    guard: Option<BusyGuard>,
+    end: Option<EndWithStream>,
+) -> HttpResponse {
     let mut body = body;
     let stream = futures_util::stream::poll_fn(move |cx| {
-        let _keep = &guard;
+        let _keep = (&guard, &end);
         body.poll_recv(cx)
     })
     .map(Ok::<_, Infallible>);
@@ -403,7 +421,7 @@ pub(super) async fn legacy_sse(req: HttpRequest, state: web::Data<AppState>) -> 
     let endpoint = format!("event: endpoint\ndata: /messages?sessionId={}\n\n", handle.shared.id());
     let _ = tx.send(Bytes::from(endpoint));
     match handle.session.send(Resume { last_event_id: None, sender: tx }).await {
-        Ok(Ok(())) => sse_response(rx, Some(handle.shared.busy())),
+        Ok(Ok(())) => sse_response_ending(rx, Some(handle.shared.busy()), Some(EndWithStream(handle.session.clone()))),
         _ => session_not_found(),
     }
 }

@@ -1,0 +1,100 @@
+//! How the client answers what servers ask of it: `elicitation/create`, `sampling/createMessage`
+//! and `roots/list` — as server-to-client requests in sessions, or as MRTR input requests on the
+//! stateless wire. Each is pluggable; the defaults accept elicitations with the form's defaults,
+//! list the configured roots, and refuse sampling with a clear error.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcpd::client::request::accept_with_defaults;
+use mcpd::jsonrpc::{ErrorCode, ErrorObject};
+use serde_json::{json, Value};
+
+/// A handler's future (it runs on the connection's thread; it need not be `Send`).
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>>>>;
+/// A handler: request params in, result out.
+pub type Handler = Arc<dyn Fn(Value) -> HandlerFuture + Send + Sync>;
+
+/// A root the client exposes (`roots/list`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A display name.
+    pub name: Option<String>,
+}
+
+/// The client's answers to server requests.
+#[derive(Clone)]
+pub struct ClientHandlers {
+    /// `elicitation/create`.
+    pub elicitation: Handler,
+    /// `sampling/createMessage`; `None` refuses (and the capability is not declared).
+    pub sampling: Option<Handler>,
+    /// What `roots/list` answers.
+    pub roots: Vec<Root>,
+}
+
+impl fmt::Debug for ClientHandlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientHandlers")
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientHandlers {
+    fn default() -> Self {
+        ClientHandlers {
+            elicitation: Arc::new(|params| Box::pin(async move { Ok(accept_with_defaults(&params)) })),
+            sampling: None,
+            roots: Vec::new(),
+        }
+    }
+}
+
+impl ClientHandlers {
+    /// The capabilities these handlers let the client declare.
+    pub fn capabilities(&self) -> Value {
+        let mut caps = json!({ "elicitation": {}, "roots": {} });
+        if self.sampling.is_some() {
+            caps["sampling"] = json!({});
+        }
+        caps
+    }
+
+    /// Answers one server request.
+    pub fn answer(&self, method: &str, params: Value) -> HandlerFuture {
+        match method {
+            "elicitation/create" => (self.elicitation)(params),
+            "sampling/createMessage" => match &self.sampling {
+                Some(sampling) => sampling(params),
+                None => Box::pin(async {
+                    Err(ErrorObject::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        "sampling/createMessage is not supported by this client (no sampling handler is configured)",
+                    ))
+                }),
+            },
+            "roots/list" => {
+                let roots: Vec<Value> = self
+                    .roots
+                    .iter()
+                    .map(|r| match &r.name {
+                        Some(name) => json!({"uri": r.uri, "name": name}),
+                        None => json!({"uri": r.uri}),
+                    })
+                    .collect();
+                Box::pin(async move { Ok(json!({ "roots": roots })) })
+            }
+            "ping" => Box::pin(async { Ok(json!({})) }),
+            other => {
+                let message = format!("{other} is not supported by this client");
+                Box::pin(async move { Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message)) })
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The MCP client runtime: one `ClientConnection` actor per remote server, the handlers that
+//! answer what servers ask, and the manager API over them.
+
+mod connection;
+mod error;
+mod handlers;
+mod link;
+
+pub use connection::{CallResult, CallTool, ClientConnection, Invalidate, ListTools, SendRequest};
+pub use error::ClientError;
+pub use handlers::{ClientHandlers, Handler, HandlerFuture, Root};
+pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};

@@ -1,0 +1,112 @@
+//! Building what a client sends: the stateless `_meta`, the routing headers of the 2026-07-28
+//! wire (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and the answers a client gives by default
+//! (an elicitation accepted with the schema's defaults).
+
+use serde_json::{json, Map, Value};
+
+use crate::headers::{self, HeaderParam};
+use crate::model::{meta_keys, Implementation, Tool};
+use crate::version::ProtocolVersion;
+
+/// Adds the stateless request metadata to `params._meta` (keeping what is there).
+pub fn add_stateless_meta(params: &mut Map<String, Value>, client_info: &Implementation, capabilities: &Value) {
+    let meta = params.entry("_meta").or_insert_with(|| json!({}));
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    if let Value::Object(meta) = meta {
+        meta.insert(meta_keys::PROTOCOL_VERSION.into(), json!(ProtocolVersion::STATELESS.as_str()));
+        meta.insert(meta_keys::CLIENT_INFO.into(), json!(client_info));
+        meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), capabilities.clone());
+    }
+}
+
+/// The routing headers of a stateless request: `Mcp-Method`, `Mcp-Name` (tools/call and
+/// prompts/get: `params.name`; resources/read: `params.uri`; encoded when unsafe) and, for
+/// tools/call, one `Mcp-Param-<Name>` per annotated argument present and not null.
+///
+/// # Errors
+/// A message when an annotated argument does not fit its declared type.
+pub fn routing_headers(
+    method: &str,
+    params: &Map<String, Value>,
+    tool: Option<&[HeaderParam]>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out = vec![("Mcp-Method".to_owned(), method.to_owned())];
+    let name_field = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(value) = name_field.and_then(|f| params.get(f)).and_then(Value::as_str) {
+        out.push(("Mcp-Name".to_owned(), headers::encode_value(value)));
+    }
+    if let (Some(header_params), Some(arguments)) = (tool, params.get("arguments").and_then(Value::as_object)) {
+        for param in header_params {
+            let Some(value) = headers::argument_at(arguments, &param.path) else { continue };
+            let text = headers::param_text(value, param.kind)
+                .ok_or_else(|| format!("argument {} does not fit its x-mcp-header type", param.path.join(".")))?;
+            out.push((format!("Mcp-Param-{}", param.name), headers::encode_value(&text)));
+        }
+    }
+    Ok(out)
+}
+
+/// A tool a stateless client may call, with its `x-mcp-header` parameters.
+pub type UsableTool = (Tool, Vec<HeaderParam>);
+
+/// Splits listed tools into those a stateless HTTP client may call and those it must drop
+/// because their `x-mcp-header` annotations are invalid (name and reason, for a warning).
+pub fn usable_tools(tools: Vec<Tool>) -> (Vec<UsableTool>, Vec<(String, String)>) {
+    let mut usable = Vec::new();
+    let mut dropped = Vec::new();
+    for tool in tools {
+        match headers::header_params(&tool.input_schema) {
+            Ok(params) => usable.push((tool, params)),
+            Err(e) => dropped.push((tool.name.clone(), e.to_string())),
+        }
+    }
+    (usable, dropped)
+}
+
+/// The default answer to `elicitation/create`: accept, with every property that declares a
+/// `default` filled in with it.
+pub fn accept_with_defaults(params: &Value) -> Value {
+    let mut content = Map::new();
+    if let Some(properties) = params.get("requestedSchema").and_then(|s| s.get("properties")).and_then(Value::as_object)
+    {
+        for (name, schema) in properties {
+            if let Some(default) = schema.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    json!({ "action": "accept", "content": content })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_headers_encode_names_and_params() {
+        let schema = json!({"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"},"n":{"type":"integer","x-mcp-header":"N"}}});
+        let params_of = headers::header_params(&schema).unwrap();
+        let params = json!({"name":"中文工具","arguments":{"tenant":"中文","n":7}});
+        let headers = routing_headers("tools/call", params.as_object().unwrap(), Some(&params_of)).unwrap();
+        assert_eq!(headers[0], ("Mcp-Method".into(), "tools/call".into()));
+        assert_eq!(headers[1].1, headers::encode_value("中文工具"));
+        assert!(headers.contains(&("Mcp-Param-Tenant".into(), "=?base64?5Lit5paH?=".into())));
+        assert!(headers.contains(&("Mcp-Param-N".into(), "7".into())));
+        let null = json!({"name":"t","arguments":{"tenant":null}});
+        assert_eq!(routing_headers("tools/call", null.as_object().unwrap(), Some(&params_of)).unwrap().len(), 2);
+        let read = json!({"uri":"file:///a b.txt"});
+        assert_eq!(routing_headers("resources/read", read.as_object().unwrap(), None).unwrap()[1].1, "file:///a b.txt");
+    }
+
+    #[test]
+    fn elicitation_defaults_fill_the_form() {
+        let params = json!({"requestedSchema":{"properties":{"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"free":{"type":"string"}}}});
+        assert_eq!(accept_with_defaults(&params), json!({"action":"accept","content":{"name":"John Doe","age":30}}));
+    }
+}

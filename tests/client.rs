@@ -1,0 +1,72 @@
+//! The client runtime against real servers over real sockets: mcpd's own endpoint on each wire
+//! (stateless 2026-07-28, a streamable session, the 2024-11-05 HTTP+SSE transport).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor as _;
+use common::*;
+use mcpd::model::Implementation;
+use mcpd::version::ProtocolVersion;
+use mcpd::ServerOptions;
+use mcpd_actors::client::{CallTool, ClientConnection, ClientHandlers, Invalidate, LinkConfig, ListTools};
+use mcpd_actors::{ActorCounts, ActorKind, TransportMode};
+use serde_json::{json, Map, Value};
+
+fn link(url: String, sse: bool, pin: Option<ProtocolVersion>) -> LinkConfig {
+    LinkConfig { name: "test".into(), url, sse, headers: Vec::new(), pin, timeout: Duration::from_secs(10) }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// Against a session-capable mcpd: no pin → stateless; a pinned legacy revision → a session;
+/// the HTTP+SSE transport → the legacy stream. Each lists tools, calls echo, reads a tool error.
+#[actix_rt::test]
+async fn every_wire_lists_and_calls() {
+    let server = start_with(test_catalog(), ServerOptions { sessions: true, ..Default::default() }, |c| {
+        c.mode = TransportMode::StreamableHttp
+    })
+    .await;
+    let counts = Arc::new(ActorCounts::new());
+    for (url, sse, pin) in [
+        (server.url("/mcp"), false, None),
+        (server.url("/mcp"), false, Some(ProtocolVersion::V2025_06_18)),
+        (server.url("/sse"), true, None),
+    ] {
+        let connection = ClientConnection::new(
+            link(url.clone(), sse, pin),
+            ClientHandlers::default(),
+            Implementation::new("t", "1"),
+            counts.clone(),
+        )
+        .start();
+        let tools = connection.send(ListTools).await.unwrap().unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"), "{url}");
+        let echo = connection
+            .send(CallTool { name: "echo".into(), arguments: args(json!({"text":"héllo"})) })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(echo.text(), "héllo", "{url}");
+        assert!(!echo.is_error);
+        let failed = connection.send(CallTool { name: "fail".into(), arguments: Map::new() }).await.unwrap().unwrap();
+        assert!(failed.is_error, "a tool failure is Ok(is_error)");
+        let unknown = connection.send(CallTool { name: "nope".into(), arguments: Map::new() }).await.unwrap();
+        assert!(unknown.is_err(), "an unknown tool is a protocol error");
+        connection.send(Invalidate).await.unwrap();
+        if pin.is_some() {
+            assert!(server.runtime.sessions().is_empty(), "invalidate DELETEd the session");
+        }
+    }
+    for _ in 0..100 {
+        if counts.live(ActorKind::ClientConnection) == 0 {
+            break;
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(counts.live(ActorKind::ClientConnection), 0);
+}
