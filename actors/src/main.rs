@@ -37,6 +37,10 @@ struct Cli {
 enum Command {
     /// Serve MCP: over stdio, or over HTTP with -p.
     Serve(ServeArgs),
+    /// List a remote MCP server's tools.
+    Tools(mcpd_actors::cli_client::ToolsArgs),
+    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
+    Call(mcpd_actors::cli_client::CallArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -108,7 +112,9 @@ fn usage(message: impl Into<String>) -> Fatal {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+    // Client commands print results on stdout; keep their stderr to errors unless asked.
+    let client = std::env::args().nth(1).is_some_and(|a| a == "tools" || a == "call");
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if client { "error" } else { "info" }))
         .target(env_logger::Target::Stderr)
         .init();
     let cli = match Cli::try_parse() {
@@ -127,6 +133,10 @@ fn main() -> ExitCode {
     };
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Tools(args)) => {
+            return client_command(|| async { mcpd_actors::cli_client::tools(args).await.map(|out| (out, false)) })
+        }
+        Some(Command::Call(args)) => return client_command(|| mcpd_actors::cli_client::call(args)),
         None => cli.serve,
     };
     match run(args) {
@@ -134,6 +144,32 @@ fn main() -> ExitCode {
         Err(fatal) => {
             eprintln!("mcpd: {}", fatal.message);
             ExitCode::from(fatal.code)
+        }
+    }
+}
+
+/// Runs a client command in an actix system and turns its outcome into an exit code.
+#[allow(clippy::print_stdout)] // printing the result is the command's job
+fn client_command<F, Fut>(command: F) -> ExitCode
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<(String, bool), mcpd_actors::cli_client::Failure>>,
+{
+    match actix_rt::System::new().block_on(command()) {
+        Ok((out, is_error)) => {
+            if !out.is_empty() {
+                println!("{out}");
+            }
+            if is_error {
+                eprintln!("mcpd: the tool reported an error");
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(failure) => {
+            eprintln!("mcpd: {}", failure.message);
+            ExitCode::from(failure.code)
         }
     }
 }

@@ -574,6 +574,20 @@ impl Link {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<Value, ClientError> {
+        match self.request_once(method, params.clone()).await {
+            // The server forgot the session (restart, expiry): start a new one and try once more.
+            // A 404 means the request was not processed, so repeating it is safe.
+            Err(error) if session_gone(&error) && matches!(self.mode.get(), Some(Mode::Session(_))) => {
+                log::info!("{}: session not found; initializing again", self.cfg.name);
+                self.mode.set(None);
+                self.session_id.borrow_mut().take();
+                self.request_once(method, params).await
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn request_once(self: &Rc<Self>, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
         let mode = self.connect().await?;
         let timeout = self.cfg.timeout;
         match mode {
@@ -665,6 +679,14 @@ impl Link {
                 let _ = waiter.send(Err(ClientError::Closed));
             }
         }
+    }
+}
+
+fn session_gone(error: &ClientError) -> bool {
+    match error {
+        ClientError::Rpc { http_status, .. } => *http_status == 404,
+        ClientError::Transport(message) => message.starts_with("HTTP 404"),
+        _ => false,
     }
 }
 

@@ -5,8 +5,10 @@ mod connection;
 mod error;
 mod handlers;
 mod link;
+mod manager;
 
 pub use connection::{CallResult, CallTool, ClientConnection, Invalidate, ListTools, SendRequest};
 pub use error::ClientError;
 pub use handlers::{ClientHandlers, Handler, HandlerFuture, Root};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
+pub use manager::{ClientManager, ServerRecord};

@@ -1,0 +1,212 @@
+//! `mcpd tools` and `mcpd call`: the client runtime from the command line.
+//!
+//! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
+//! configuration failure (with a one-line reason on stderr).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+use mcpd::client::config::{ConfigDocument, ServersFile};
+use mcpd::model::{ContentBlock, Implementation};
+use serde_json::{json, Map, Value};
+
+use crate::client::{ClientHandlers, ClientManager, ServerRecord};
+use crate::counts::ActorCounts;
+
+/// Which server to talk to, and how.
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// A configuration file: one server (flat or `mcpServers` with one entry) or a
+    /// desktop-host `mcpServers` file with several (then pick one with --server).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The server to use from a multi-server --config file.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// A header sent on every request, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// Pin a protocol revision (default: negotiate).
+    #[arg(long)]
+    pub protocol_version: Option<String>,
+    /// Use the 2024-11-05 HTTP+SSE transport.
+    #[arg(long)]
+    pub sse: bool,
+    /// Connect and call time limit in seconds (5–300).
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+    /// Print machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mcpd tools`.
+#[derive(Debug, Clone, Args)]
+pub struct ToolsArgs {
+    /// The server's MCP endpoint URL (or use --config).
+    pub url: Option<String>,
+    /// Where and how to connect.
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// `mcpd call`.
+#[derive(Debug, Clone, Args)]
+pub struct CallArgs {
+    /// `<URL> <TOOL>`, or `<TOOL>` with --config.
+    #[arg(num_args = 1..=2, required = true)]
+    pub positional: Vec<String>,
+    /// The arguments, a JSON object.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// Where and how to connect.
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// A failed command: exit code and one line.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code.
+    pub code: u8,
+    /// What went wrong.
+    pub message: String,
+}
+
+fn failure(message: impl Into<String>) -> Failure {
+    Failure { code: 2, message: message.into() }
+}
+
+fn document(url: Option<&str>, target: &Target) -> Result<ConfigDocument, Failure> {
+    let mut value = match (&target.config, url) {
+        (Some(_), Some(_)) => return Err(failure("give either a URL or --config, not both")),
+        (None, None) => return Err(failure("give the server's URL, or --config FILE")),
+        (None, Some(url)) => json!({ "url": url }),
+        (Some(path), None) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?;
+            let file = ServersFile::parse(&text).map_err(|e| failure(e.to_string()))?;
+            let document = match (&target.server, file.len()) {
+                (Some(name), _) => file.document(name).ok_or_else(|| {
+                    failure(format!("no server {name:?} in {} (it has: {})", path.display(), file.names().join(", ")))
+                })?,
+                (None, 0) => ConfigDocument::parse(&text).map_err(|e| failure(e.to_string()))?,
+                (None, 1) => file.document(file.names()[0]).ok_or_else(|| failure("the server entry vanished"))?,
+                (None, _) => {
+                    return Err(failure(format!(
+                        "{} has several servers ({}); pick one with --server",
+                        path.display(),
+                        file.names().join(", ")
+                    )))
+                }
+            };
+            document.into_value()
+        }
+    };
+    let node = match value.get_mut("mcpServers").and_then(Value::as_object_mut) {
+        Some(servers) => servers.values_mut().next().ok_or_else(|| failure("mcpServers is empty"))?,
+        None => &mut value,
+    };
+    for header in &target.headers {
+        let (name, header_value) =
+            header.split_once(':').ok_or_else(|| failure(format!("--header {header:?} must be Name:value")))?;
+        let headers = node.as_object_mut().map(|n| n.entry("headers").or_insert_with(|| json!({})));
+        if let Some(Value::Object(headers)) = headers {
+            headers.insert(name.trim().to_owned(), json!(header_value.trim()));
+        }
+    }
+    if let Some(version) = &target.protocol_version {
+        node["protocolVersion"] = json!(version);
+    }
+    if target.sse {
+        node["type"] = json!("sse");
+    }
+    let document = ConfigDocument::from_value(value).map_err(|e| failure(e.to_string()))?;
+    document.resolve().map_err(|e| failure(e.to_string()))?;
+    Ok(document)
+}
+
+fn manager() -> ClientManager {
+    ClientManager::new(
+        ClientHandlers::default(),
+        Implementation::new("mcpd", env!("CARGO_PKG_VERSION")),
+        Arc::new(ActorCounts::new()),
+    )
+}
+
+fn record(document: ConfigDocument, target: &Target) -> ServerRecord {
+    ServerRecord { timeout_secs: target.timeout, ..ServerRecord::new("cli", document) }
+}
+
+/// Runs `mcpd tools`; the text to print on success.
+///
+/// # Errors
+/// A [`Failure`] with exit code 2.
+pub async fn tools(args: ToolsArgs) -> Result<String, Failure> {
+    let document = document(args.url.as_deref(), &args.target)?;
+    let manager = manager();
+    manager.upsert(record(document, &args.target));
+    let outcome = manager.test_and_refresh_tools("cli").await;
+    manager.close().await;
+    let tools = outcome.map_err(|e| failure(e.to_string()))?;
+    if args.target.json {
+        return Ok(serde_json::to_string_pretty(&tools).unwrap_or_default());
+    }
+    let mut out = String::new();
+    for tool in &tools {
+        let description = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
+        out.push_str(&format!("{}  {description}\n", tool.name));
+    }
+    out.push_str(&format!("({} tool{})", tools.len(), if tools.len() == 1 { "" } else { "s" }));
+    Ok(out)
+}
+
+/// Runs `mcpd call`; the text to print and whether the tool reported an error.
+///
+/// # Errors
+/// A [`Failure`] with exit code 2.
+pub async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
+    let (url, tool) = match (args.target.config.is_some(), args.positional.as_slice()) {
+        (true, [tool]) => (None, tool.clone()),
+        (false, [url, tool]) => (Some(url.clone()), tool.clone()),
+        (true, _) => return Err(failure("with --config, give only the tool's name")),
+        (false, _) => return Err(failure("give the server's URL and the tool's name")),
+    };
+    let arguments: Map<String, Value> = match serde_json::from_str(&args.args) {
+        Ok(Value::Object(arguments)) => arguments,
+        Ok(_) => return Err(failure("--args must be a JSON object")),
+        Err(e) => return Err(failure(format!("--args is not JSON: {e}"))),
+    };
+    let document = document(url.as_deref(), &args.target)?;
+    let manager = manager();
+    manager.upsert(record(document, &args.target));
+    let outcome = manager.call_tool("cli", &tool, arguments).await;
+    manager.close().await;
+    let result = outcome.map_err(|e| failure(e.to_string()))?;
+    if args.target.json {
+        return Ok((serde_json::to_string_pretty(&result.raw).unwrap_or_default(), result.is_error));
+    }
+    let mut lines: Vec<String> = result.content.iter().map(describe).collect();
+    if lines.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            lines.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+        }
+    }
+    Ok((lines.join("\n"), result.is_error))
+}
+
+fn describe(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text { text, .. } => text.clone(),
+        ContentBlock::Image { data, mime_type, .. } => format!("[image {mime_type}, {} bytes of Base64]", data.len()),
+        ContentBlock::Audio { data, mime_type, .. } => format!("[audio {mime_type}, {} bytes of Base64]", data.len()),
+        ContentBlock::ResourceLink { uri, name, .. } => format!("[resource link {name}: {uri}]"),
+        ContentBlock::Resource { resource, .. } => match resource {
+            mcpd::model::ResourceContents::Text { uri, text, .. } => format!("[resource {uri}]\n{text}"),
+            mcpd::model::ResourceContents::Blob { uri, blob, .. } => {
+                format!("[resource {uri}, {} bytes of Base64]", blob.len())
+            }
+        },
+    }
+}

@@ -1,0 +1,175 @@
+//! The manager API over client connections: keep server records (configuration document,
+//! timeout, last known tools), hand each server one `ClientConnection` actor keyed by the
+//! fingerprint of its configuration, and replace that actor when the configuration changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor as _, Addr};
+use dashmap::DashMap;
+use mcpd::client::config::{timeout_seconds, ConfigDocument, Transport};
+use mcpd::model::{Implementation, Tool};
+use serde_json::{Map, Value};
+
+use super::connection::{CallResult, CallTool, ClientConnection, Invalidate, ListTools, SendRequest};
+use super::error::ClientError;
+use super::handlers::ClientHandlers;
+use super::link::LinkConfig;
+use crate::counts::ActorCounts;
+
+/// One configured remote server.
+#[derive(Debug, Clone)]
+pub struct ServerRecord {
+    /// Its id.
+    pub id: String,
+    /// Its configuration document (the source of truth).
+    pub document: ConfigDocument,
+    /// Connect and per-call time limit in seconds (clamped to 5–300).
+    pub timeout_secs: u64,
+    /// The tools last fetched by `test_and_refresh_tools`.
+    pub tools: Vec<Tool>,
+}
+
+impl ServerRecord {
+    /// A record with the default timeout and no tools.
+    pub fn new(id: impl Into<String>, document: ConfigDocument) -> Self {
+        ServerRecord { id: id.into(), document, timeout_secs: timeout_seconds(None), tools: Vec::new() }
+    }
+
+    fn connection_key(&self) -> String {
+        format!("{}/{}", self.document.fingerprint(), timeout_seconds(Some(self.timeout_secs as i64)))
+    }
+
+    fn link_config(&self) -> Result<LinkConfig, ClientError> {
+        let config = self.document.resolve().map_err(|e| ClientError::Config(e.to_string()))?;
+        Ok(LinkConfig {
+            name: config.name.clone(),
+            url: config.url.clone(),
+            sse: config.transport == Transport::Sse,
+            pin: config.pin(),
+            headers: config.headers.clone(),
+            timeout: Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64))),
+        })
+    }
+}
+
+/// Client connections by server id.
+#[derive(Debug)]
+pub struct ClientManager {
+    records: DashMap<String, ServerRecord>,
+    connections: DashMap<String, (String, Addr<ClientConnection>)>,
+    handlers: ClientHandlers,
+    client_info: Implementation,
+    counts: Arc<ActorCounts>,
+}
+
+impl ClientManager {
+    /// A manager whose connections answer server requests with `handlers`.
+    pub fn new(handlers: ClientHandlers, client_info: Implementation, counts: Arc<ActorCounts>) -> Self {
+        ClientManager { records: DashMap::new(), connections: DashMap::new(), handlers, client_info, counts }
+    }
+
+    /// Adds or replaces a server record. A changed configuration takes effect at the next call:
+    /// the old connection is closed and a new one opened.
+    pub fn upsert(&self, record: ServerRecord) {
+        self.records.insert(record.id.clone(), record);
+    }
+
+    /// A copy of a server record.
+    pub fn record(&self, id: &str) -> Option<ServerRecord> {
+        self.records.get(id).map(|r| r.value().clone())
+    }
+
+    /// Every record's id.
+    pub fn ids(&self) -> Vec<String> {
+        self.records.iter().map(|r| r.key().clone()).collect()
+    }
+
+    /// Removes a server and closes its connection.
+    pub async fn remove(&self, id: &str) {
+        self.records.remove(id);
+        self.invalidate(id).await;
+    }
+
+    /// Closes the server's connection (its session is DELETEd); the next call reconnects.
+    pub async fn invalidate(&self, id: &str) {
+        if let Some((_, (_, addr))) = self.connections.remove(id) {
+            let _ = addr.send(Invalidate).await;
+        }
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        for id in self.connections.iter().map(|e| e.key().clone()).collect::<Vec<_>>() {
+            self.invalidate(&id).await;
+        }
+    }
+
+    fn connection(&self, record: &ServerRecord) -> Result<Addr<ClientConnection>, ClientError> {
+        let key = record.connection_key();
+        if let Some(entry) = self.connections.get(&record.id) {
+            let (existing_key, addr) = entry.value();
+            if *existing_key == key && addr.connected() {
+                return Ok(addr.clone());
+            }
+        }
+        let config = record.link_config()?;
+        let addr =
+            ClientConnection::new(config, self.handlers.clone(), self.client_info.clone(), self.counts.clone()).start();
+        if let Some((_, old)) = self.connections.insert(record.id.clone(), (key, addr.clone())) {
+            // The configuration changed: the old connection closes its streams and session.
+            old.do_send(Invalidate);
+        }
+        Ok(addr)
+    }
+
+    fn require(&self, id: &str) -> Result<ServerRecord, ClientError> {
+        self.record(id).ok_or_else(|| ClientError::UnknownServer(id.to_owned()))
+    }
+
+    /// Lists every tool of the server and stores the list in its record, unless the record's
+    /// configuration changed while the list was fetched.
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures; [`ClientError::ConfigChanged`].
+    pub async fn test_and_refresh_tools(&self, id: &str) -> Result<Vec<Tool>, ClientError> {
+        let record = self.require(id)?;
+        let before = record.connection_key();
+        let tools = self.connection(&record)?.send(ListTools).await.map_err(|_| ClientError::Closed)??;
+        let mut current = self.records.get_mut(id).ok_or(ClientError::ConfigChanged)?;
+        if current.connection_key() != before || current.document.text() != record.document.text() {
+            return Err(ClientError::ConfigChanged);
+        }
+        current.tools = tools.clone();
+        Ok(tools)
+    }
+
+    /// Calls a tool. A tool's own failure is `Ok` with `is_error: true`.
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures.
+    pub async fn call_tool(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallResult, ClientError> {
+        let record = self.require(id)?;
+        let call = CallTool { name: tool.to_owned(), arguments };
+        let mut result = self.connection(&record)?.send(call).await.map_err(|_| ClientError::Closed)??;
+        if let Ok(config) = record.document.resolve() {
+            result.server_name = config.name;
+        }
+        Ok(result)
+    }
+
+    /// Any other request; its result.
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures, and the server's JSON-RPC errors.
+    pub async fn request(&self, id: &str, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
+        let record = self.require(id)?;
+        let request = SendRequest { method: method.to_owned(), params };
+        self.connection(&record)?.send(request).await.map_err(|_| ClientError::Closed)?
+    }
+}
