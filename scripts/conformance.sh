@@ -13,13 +13,26 @@
 # 5. Fails if either suite run exits non-zero (or times out), if any required scenario did not
 #    pass (missing results count as not passed), or if a requirements file does not list the
 #    expected number of required server scenarios (30 / 37). No expected-failures baseline.
-# 6. Last line of stdout: "conformance: N passed, M failed" (required scenarios, both revisions).
+# 6. Client leg: builds examples/conformance_client.rs and runs, for each revision,
+#    `conformance client --command BIN --scenario S --spec-version REV -o DIR` for every client
+#    scenario requirements/REV.yaml requires except auth/* (no OAuth client yet), plus
+#    json-schema-2020-12-preservation (listed there as not_scored, held to the same bar here):
+#    5 at 2025-11-25, 8 at 2026-07-28. (`--requirements` would also run the 14 / 23 auth/*
+#    scenarios, in parallel.) A client scenario passed iff >= 1 check ran (SUCCESS or FAILURE,
+#    what the suite's "Passed: x/y" counts), none is FAILURE, the client neither timed out nor
+#    exited non-zero (unless the scenario allows it), and the suite's exit code is 0 or explained
+#    by WARNING checks. A client that does nothing gets "Passed: 0/0" and exit 0 from the suite:
+#    that counts as failed. Fails on any failed scenario or an unexpected scenario count.
+# 7. Last line of stdout: "conformance: N passed, M failed" (required scenarios, both revisions,
+#    server and client legs).
 #
 # Environment:
 #   MCPD_CACHE                  cache root (default <repo>/.cache), shared with setup-python.sh
 #   MCPD_CONFORMANCE_OUT        results root (default <repo>/target/conformance; wiped per run)
+#   MCPD_CONFORMANCE_CLIENT_OUT client-leg results root (default <repo>/target/conformance-client)
 #   MCPD_CONFORMANCE_URL        test this URL instead; the fixture is then neither built nor started
-#   MCPD_CONFORMANCE_TIMEOUT    seconds allowed per suite run (default 600)
+#                               (the client leg runs regardless: it needs only the suite's mocks)
+#   MCPD_CONFORMANCE_TIMEOUT    seconds allowed per suite run (default 600; 120 per client scenario)
 # npm, cargo and fixture output go to stderr / log files; results go to stdout.
 set -euo pipefail
 
@@ -27,6 +40,9 @@ NODE_VERSION="22.23.3"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 REVISIONS=(2025-11-25 2026-07-28)
 declare -A EXPECTED_REQUIRED=([2025-11-25]=30 [2026-07-28]=37)
+# Client leg: required client scenarios without auth/*, plus CLIENT_EXTRA.
+CLIENT_EXTRA=(json-schema-2020-12-preservation)
+declare -A EXPECTED_CLIENT=([2025-11-25]=5 [2026-07-28]=8)
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${MCPD_CACHE:-$REPO/.cache}"
@@ -37,6 +53,8 @@ CONF_PKG="$CONF_DIR/node_modules/@modelcontextprotocol/conformance"
 CONF_BIN="$CONF_PKG/dist/index.js"
 OUT="${MCPD_CONFORMANCE_OUT:-$REPO/target/conformance}"
 RUN_TIMEOUT="${MCPD_CONFORMANCE_TIMEOUT:-600}"
+CLIENT_OUT="${MCPD_CONFORMANCE_CLIENT_OUT:-$REPO/target/conformance-client}"
+CLIENT_RUN_TIMEOUT=120 # one client scenario (the suite itself kills the client after 30 s)
 
 log() { echo "conformance.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -70,9 +88,25 @@ done
 # Remove only what this script writes there (never the directory itself: it may be any path).
 for rev in "${REVISIONS[@]}"; do rm -rf -- "${OUT:?}/$rev" "${OUT:?}/$rev.log" "${OUT:?}/$rev.counts"; done
 rm -f -- "${OUT:?}/fixture.log"
-mkdir -p "$OUT"
+for rev in "${REVISIONS[@]}"; do rm -rf -- "${CLIENT_OUT:?}/$rev" "${CLIENT_OUT:?}/$rev.counts"; done
+mkdir -p "$OUT" "$CLIENT_OUT"
 
 # ---- 2. the fixture ---------------------------------------------------------------------
+# Builds examples/NAME.rs and prints its executable: cargo's JSON messages on stdout name it
+# (honours CARGO_TARGET_DIR, build.target-dir, ...).
+build_example() {
+    log "cargo build --example $1"
+    (cd "$REPO" && cargo build --example "$1" --message-format=json-render-diagnostics) |
+        "$NODE" -e '
+            let bin = "";
+            for (const line of require("fs").readFileSync(0, "utf8").split("\n")) {
+                let m; try { m = JSON.parse(line); } catch { continue; }
+                if (m.reason === "compiler-artifact" && m.target && m.target.name === process.argv[1] &&
+                    m.target.kind.includes("example") && m.executable) bin = m.executable;
+            }
+            process.stdout.write(bin);' "$1"
+}
+
 FIXTURE_PID=""
 SUITE_PID=""
 cleanup() {
@@ -91,21 +125,17 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The client leg's executable (built first: nothing is running yet). The suite splits --command
+# on spaces, so its path must have none.
+CLIENT_BIN="$(build_example conformance_client)"
+[ -n "$CLIENT_BIN" ] && [ -x "$CLIENT_BIN" ] || die "cargo build did not report the conformance_client example's executable"
+case "$CLIENT_BIN" in *[[:space:]]*) die "the suite splits --command on spaces; move the target directory: $CLIENT_BIN" ;; esac
+
 if [ -n "${MCPD_CONFORMANCE_URL:-}" ]; then
     URL="$MCPD_CONFORMANCE_URL"
     log "MCPD_CONFORMANCE_URL set: testing $URL (fixture not built or started)"
 else
-    log "cargo build --example everything"
-    # JSON messages on stdout name the built executable (honours CARGO_TARGET_DIR, build.target-dir, ...).
-    FIXTURE_BIN="$(cd "$REPO" && cargo build --example everything --message-format=json-render-diagnostics |
-        "$NODE" -e '
-            let bin = "";
-            for (const line of require("fs").readFileSync(0, "utf8").split("\n")) {
-                let m; try { m = JSON.parse(line); } catch { continue; }
-                if (m.reason === "compiler-artifact" && m.target && m.target.name === "everything" &&
-                    m.target.kind.includes("example") && m.executable) bin = m.executable;
-            }
-            process.stdout.write(bin);')"
+    FIXTURE_BIN="$(build_example everything)"
     [ -n "$FIXTURE_BIN" ] && [ -x "$FIXTURE_BIN" ] || die "cargo build did not report the everything example's executable"
     FIXTURE_LOG="$OUT/fixture.log"
     "$FIXTURE_BIN" -p 0 2>"$FIXTURE_LOG" >&2 &
@@ -197,6 +227,93 @@ fs.writeFileSync(countsFile, `${reqPassed} ${failed}\n`);
 process.exit(reqPassed === required.length && countOk ? 0 : 1);
 '
 
+# Client leg. argv: REQUIREMENTS_YAML EXTRA... — prints the client scenarios to run, one a line:
+# the yaml's required client scenarios except auth/*, then the EXTRA ones not already listed.
+CLIENT_LIST_JS='
+const fs = require("fs"), path = require("path");
+const [yamlPath, ...extra] = process.argv.slice(1);
+const YAML = require("module").createRequire(path.resolve(yamlPath))("yaml");
+const doc = YAML.parse(fs.readFileSync(yamlPath, "utf8")) || {};
+if (!Array.isArray(doc.client)) throw new Error(`${yamlPath}: no "client" list`);
+const run = doc.client.map(String).filter(n => !n.startsWith("auth/"));
+for (const e of extra) if (!run.includes(e)) run.push(e);
+for (const n of run) console.log(n);
+'
+
+# argv: REV REQUIREMENTS_YAML RESULTS_DIR EXPECTED COUNTS_FILE SCENARIO...
+# RESULTS_DIR holds, per scenario S (with "/" as "__"), S.rc (the suite's exit code), S.log (its
+# output) and the suite's S-<time>/{checks,stdout,stderr}.json|txt. Prints the count line (+
+# details); writes "PASSED FAILED" to COUNTS_FILE; exits 1 unless all passed and the count is EXPECTED.
+CLIENT_COUNT_JS='
+const fs = require("fs"), path = require("path");
+const [rev, yamlPath, dir, expectedStr, countsFile, ...scenarios] = process.argv.slice(1);
+const expected = Number(expectedStr);
+const YAML = require("module").createRequire(path.resolve(yamlPath))("yaml");
+const doc = YAML.parse(fs.readFileSync(yamlPath, "utf8")) || {};
+const authNotRun = (doc.client || []).map(String).filter(n => n.startsWith("auth/")).length;
+
+const STAMP = /^(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
+const results = new Map(); // scenario -> newest result directory
+const walk = d => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        const full = path.join(d, e.name);
+        const m = STAMP.exec(path.relative(dir, full).split(path.sep).join("/"));
+        if (m) { if (!results.has(m[1]) || results.get(m[1]) < full) results.set(m[1], full); }
+        else walk(full);
+    }
+};
+if (fs.existsSync(dir)) walk(dir);
+const read = f => { try { return fs.readFileSync(f, "utf8"); } catch { return null; } };
+const clip = t => String(t).replace(/\s+/g, " ").trim().slice(0, 200);
+
+const verdict = name => {
+    const slug = name.replace(/\//g, "__");
+    const rcText = read(path.join(dir, `${slug}.rc`));
+    if (rcText === null) return { ok: false, why: "did not run" };
+    const rc = Number(rcText.trim());
+    const logName = path.join(path.basename(dir), `${slug}.log`);
+    const log = read(path.join(dir, `${slug}.log`)) || "";
+    if (rc === 124) return { ok: false, why: `the suite run timed out (see ${logName})` };
+    const resultDir = results.get(name);
+    if (!resultDir) return { ok: false, why: `no results (suite exit code ${rc}; see ${logName})` };
+    const text = read(path.join(resultDir, "checks.json"));
+    if (text === null) {
+        const skipped = /SKIPPED: scenario/.test(log) ? "the suite skipped it at this revision; " : "";
+        return { ok: false, why: `no checks recorded (${skipped}suite exit code ${rc}; see ${logName})` };
+    }
+    let checks;
+    try { checks = JSON.parse(text); } catch { checks = null; }
+    if (!Array.isArray(checks)) return { ok: false, why: `unreadable ${path.join(resultDir, "checks.json")}` };
+    const status = s => checks.filter(c => c && c.status === s);
+    const failures = status("FAILURE"), warnings = status("WARNING"), successes = status("SUCCESS");
+    const problems = [];
+    if (failures.length) problems.push(failures.map(c => `${c.id}: ${clip(c.errorMessage || c.description || "FAILURE")}`).join("; "));
+    if (successes.length + failures.length === 0) problems.push("no check ran (Passed: 0/0): the client exercised nothing");
+    const stderrLine = (read(path.join(resultDir, "stderr.txt")) || "").split("\n").map(l => l.trim()).filter(Boolean).pop();
+    if (/CLIENT TIMED OUT/.test(log)) problems.push("the client timed out");
+    else if (/CLIENT EXITED WITH ERROR/.test(log)) {
+        const code = (/CLIENT EXITED WITH ERROR \(code (-?\d+)\)/.exec(log) || [])[1];
+        problems.push(`the client exited with code ${code}${stderrLine ? `: ${clip(stderrLine)}` : ""}`);
+    }
+    if (rc !== 0 && !(rc === 1 && (warnings.length || problems.length))) problems.push(`suite exit code ${rc} (see ${logName})`);
+    if (problems.length) return { ok: false, why: problems.join("; ") };
+    return { ok: true, warned: warnings.map(c => c.id) };
+};
+const rows = scenarios.map(n => ({ name: n, ...verdict(n) }));
+const passed = rows.filter(r => r.ok).length;
+console.log(`conformance client ${rev}: ${passed}/${rows.length} required scenarios passed (auth/* not run: ${authNotRun})`);
+for (const r of rows) if (!r.ok) console.log(`  FAILED (required) ${r.name}: ${r.why}`);
+const warned = rows.filter(r => r.ok && r.warned.length);
+if (warned.length) console.log(`  note: passed with WARNING checks: ${warned.map(r => `${r.name} (${r.warned.join(", ")})`).join(" ")}`);
+const countOk = rows.length === expected;
+if (!countOk) console.log(`  ERROR: ${rows.length} client scenarios to run at ${rev} (the yaml without auth/*, plus extras), expected ${expected}`);
+let failed = rows.length - passed + Math.max(0, expected - rows.length);
+if (!countOk && failed === 0) failed = 1;
+fs.writeFileSync(countsFile, `${passed} ${failed}\n`);
+process.exit(passed === rows.length && countOk ? 0 : 1);
+'
+
 # ---- 3. run both requirement sets ---------------------------------------------------------
 status=0
 total_passed=0
@@ -235,6 +352,37 @@ for rev in "${REVISIONS[@]}"; do
         [ "$f" -gt 0 ] || f=1
         status=1
     fi
+    [ "$count_rc" -eq 0 ] || status=1
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
+done
+
+# ---- 5. the client leg: examples/conformance_client.rs against the suite's mock servers --------
+for rev in "${REVISIONS[@]}"; do
+    rev_out="$CLIENT_OUT/$rev"
+    mkdir -p "$rev_out"
+    mapfile -t scenarios < <("$NODE" -e "$CLIENT_LIST_JS" "$CONF_PKG/requirements/$rev.yaml" "${CLIENT_EXTRA[@]}")
+    log "conformance client --spec-version $rev: ${scenarios[*]} (results: $rev_out)"
+    start=$SECONDS
+    echo "--- conformance client $rev ---"
+    for scenario in "${scenarios[@]}"; do
+        slug="${scenario//\//__}"
+        rc=0
+        # One scenario at a time, at this revision's wire (--requirements would add the auth/* ones).
+        timeout "$CLIENT_RUN_TIMEOUT" "$NODE" "$CONF_BIN" client --command "$CLIENT_BIN" --scenario "$scenario" \
+            --spec-version "$rev" -o "$rev_out" >"$rev_out/$slug.log" 2>&1 </dev/null &
+        SUITE_PID=$!
+        wait "$SUITE_PID" || rc=$?
+        SUITE_PID=""
+        echo "$rc" >"$rev_out/$slug.rc"
+        echo "$scenario: $(grep -m 1 '^Passed: ' "$rev_out/$slug.log" || echo 'no result line') (suite exit code $rc)"
+    done
+    echo "(${#scenarios[@]} scenarios, $((SECONDS - start))s)"
+    count_rc=0
+    "$NODE" -e "$CLIENT_COUNT_JS" "$rev" "$CONF_PKG/requirements/$rev.yaml" "$rev_out" \
+        "${EXPECTED_CLIENT[$rev]}" "$CLIENT_OUT/$rev.counts" "${scenarios[@]}" || count_rc=$?
+    [ -s "$CLIENT_OUT/$rev.counts" ] || echo "0 ${EXPECTED_CLIENT[$rev]}" >"$CLIENT_OUT/$rev.counts" # counter crashed
+    read -r p f <"$CLIENT_OUT/$rev.counts"
     [ "$count_rc" -eq 0 ] || status=1
     total_passed=$((total_passed + p))
     total_failed=$((total_failed + f))

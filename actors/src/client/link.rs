@@ -659,7 +659,8 @@ impl Link {
     /// Ends the connection: DELETE the session (briefly, best effort), stop the SSE reader.
     pub(crate) async fn close(&self) {
         self.closed.set(true);
-        if let (Some(Mode::Session(version)), Some(session)) = (self.mode.get(), self.session_id.borrow_mut().take()) {
+        let session = self.session_id.borrow_mut().take();
+        if let (Some(Mode::Session(version)), Some(session)) = (self.mode.get(), session) {
             let mut request = self
                 .http
                 .delete(&self.cfg.url)
