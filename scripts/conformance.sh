@@ -17,7 +17,7 @@
 #    `conformance client --command BIN --scenario S --spec-version REV -o DIR` for every client
 #    scenario requirements/REV.yaml requires except auth/* (no OAuth client yet), plus
 #    json-schema-2020-12-preservation (listed there as not_scored, held to the same bar here):
-#    5 at 2025-11-25, 8 at 2026-07-28. (`--requirements` would also run the 14 / 23 auth/*
+#    5 at 2025-11-25, 8 at 2026-07-28. (`--requirements` would also run the 14 / 25 auth/*
 #    scenarios, in parallel.) A client scenario passed iff >= 1 check ran (SUCCESS or FAILURE,
 #    what the suite's "Passed: x/y" counts), none is FAILURE, the client neither timed out nor
 #    exited non-zero (unless the scenario allows it), and the suite's exit code is 0 or explained
@@ -288,7 +288,11 @@ const verdict = name => {
     const status = s => checks.filter(c => c && c.status === s);
     const failures = status("FAILURE"), warnings = status("WARNING"), successes = status("SUCCESS");
     const problems = [];
-    if (failures.length) problems.push(failures.map(c => `${c.id}: ${clip(c.errorMessage || c.description || "FAILURE")}`).join("; "));
+    if (failures.length) {
+        const shown = failures.slice(0, 3).map(c => `${c.id}: ${clip(c.errorMessage || c.description || "FAILURE")}`);
+        if (failures.length > 3) shown.push(`(+${failures.length - 3} more FAILURE checks)`);
+        problems.push(shown.join("; "));
+    }
     if (successes.length + failures.length === 0) problems.push("no check ran (Passed: 0/0): the client exercised nothing");
     const stderrLine = (read(path.join(resultDir, "stderr.txt")) || "").split("\n").map(l => l.trim()).filter(Boolean).pop();
     if (/CLIENT TIMED OUT/.test(log)) problems.push("the client timed out");

@@ -54,16 +54,20 @@ pub fn after_discover_error(
     retried: bool,
 ) -> AfterDiscover {
     let fail = || AfterDiscover::Fail(format!("server/discover failed with {code} (HTTP {http_status})"));
-    if pinned {
-        return fail();
-    }
     if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
         let supported = data.and_then(|d| d.get("supported")).and_then(Value::as_array);
         let Some(supported) = supported else { return fail() };
+        // The server says it speaks 2026-07-28 after all: ask once more (also when pinned).
         if !retried && supported.iter().any(|v| v.as_str() == Some(ProtocolVersion::STATELESS.as_str())) {
             return AfterDiscover::RetryDiscover;
         }
+        if pinned {
+            return fail();
+        }
         return pick_legacy(supported).map_or_else(fail, AfterDiscover::Initialize);
+    }
+    if pinned {
+        return fail();
     }
     let modern_error = (-32099..=-32020).contains(&code.0);
     let auth = matches!(http_status, 401 | 403);

@@ -83,6 +83,7 @@ pub(crate) struct Link {
     sse: RefCell<Option<SseChannel>>,
     tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
     closed: Cell<bool>,
+    standalone: RefCell<Option<actix_rt::task::JoinHandle<()>>>,
 }
 
 fn transport(e: impl std::fmt::Display) -> ClientError {
@@ -116,6 +117,7 @@ impl Link {
             sse: RefCell::new(None),
             tool_params: RefCell::new(HashMap::new()),
             closed: Cell::new(false),
+            standalone: RefCell::new(None),
         })
     }
 
@@ -454,7 +456,51 @@ impl Link {
         self.mode.set(Some(mode));
         let initialized = jsonrpc::outgoing_message(None, "notifications/initialized", None);
         self.send_reply(initialized).await?;
+        if !over_sse && self.session_id.borrow().is_some() {
+            self.open_standalone();
+        }
         Ok(mode)
+    }
+
+    /// Opens the session's standalone GET stream in the background, for messages the server
+    /// sends outside any request (requests to the client, list changes). A server that answers
+    /// 400/405 (or anything but an event stream) simply has none.
+    fn open_standalone(self: &Rc<Self>) {
+        let link = Rc::downgrade(self);
+        let mut request = self.http.get(&self.cfg.url).timeout(Duration::from_secs(24 * 3600));
+        request = request.insert_header((header::ACCEPT, "text/event-stream"));
+        for (name, value) in self.cfg.headers.iter().chain(&self.session_headers()) {
+            request = request.insert_header((name.as_str(), value.as_str()));
+        }
+        let name = self.cfg.name.clone();
+        let task = actix_rt::spawn(async move {
+            let mut response = match request.send().await {
+                Ok(response) => response,
+                Err(e) => return log::debug!("{name}: no standalone stream: {e}"),
+            };
+            let is_sse = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|c| c.contains("text/event-stream"));
+            if !response.status().is_success() || !is_sse {
+                return log::debug!("{name}: no standalone stream (HTTP {})", response.status());
+            }
+            let mut decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
+            while let Some(Ok(chunk)) = response.next().await {
+                let Ok(events) = decoder.feed(&chunk) else { break };
+                for event in events.into_iter().filter(|e| !e.data.trim().is_empty()) {
+                    let (Ok(message), Some(link)) = (serde_json::from_str::<Value>(&event.data), link.upgrade()) else {
+                        continue;
+                    };
+                    actix_rt::spawn(async move {
+                        link.handle_message(message, None, 200).await;
+                    });
+                }
+            }
+            log::debug!("{name}: standalone stream ended");
+        });
+        *self.standalone.borrow_mut() = Some(task);
     }
 
     // ---- the 2024-11-05 HTTP+SSE transport ---------------------------------------------------
@@ -581,6 +627,9 @@ impl Link {
                 log::info!("{}: session not found; initializing again", self.cfg.name);
                 self.mode.set(None);
                 self.session_id.borrow_mut().take();
+                if let Some(task) = self.standalone.borrow_mut().take() {
+                    task.abort();
+                }
                 self.request_once(method, params).await
             }
             outcome => outcome,
@@ -659,6 +708,9 @@ impl Link {
     /// Ends the connection: DELETE the session (briefly, best effort), stop the SSE reader.
     pub(crate) async fn close(&self) {
         self.closed.set(true);
+        if let Some(task) = self.standalone.borrow_mut().take() {
+            task.abort();
+        }
         let session = self.session_id.borrow_mut().take();
         if let (Some(Mode::Session(version)), Some(session)) = (self.mode.get(), session) {
             let mut request = self
