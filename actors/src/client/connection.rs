@@ -44,7 +44,7 @@ impl CallResult {
         let content = raw
             .get("content")
             .and_then(Value::as_array)
-            .map(|blocks| blocks.iter().filter_map(|b| serde_json::from_value(b.clone()).ok()).collect())
+            .map(|blocks| blocks.iter().filter_map(|b| serde::Deserialize::deserialize(b).ok()).collect())
             .unwrap_or_default();
         CallResult {
             server_name: server_name.to_owned(),
@@ -61,6 +61,9 @@ impl CallResult {
         self.content.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n")
     }
 }
+
+/// How many calls may wait in a connection's mailbox (actix's default is 16).
+const MAILBOX_CAPACITY: usize = 1024;
 
 /// A connection to one remote server.
 pub struct ClientConnection {
@@ -89,7 +92,10 @@ impl ClientConnection {
 impl Actor for ClientConnection {
     type Context = Context<Self>;
 
-    fn started(&mut self, _ctx: &mut Self::Context) {
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Each message only starts a future, so a deep mailbox costs nothing and spares
+        // concurrent callers from waiting for a free slot.
+        ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         self.counts.started(ActorKind::ClientConnection);
     }
 
@@ -175,8 +181,9 @@ impl Handler<CallTool> for ClientConnection {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
         Box::pin(async move {
-            let params = json!({ "name": msg.name, "arguments": msg.arguments });
-            let params = params.as_object().cloned().unwrap_or_default();
+            let mut params = Map::new();
+            params.insert("name".into(), Value::String(msg.name.clone()));
+            params.insert("arguments".into(), Value::Object(msg.arguments));
             let raw = link.request("tools/call", params).await?;
             Ok(CallResult::from_result(link.name(), &msg.name, raw))
         })

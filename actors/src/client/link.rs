@@ -84,6 +84,66 @@ pub(crate) struct Link {
     tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
     closed: Cell<bool>,
     standalone: RefCell<Option<actix_rt::task::JoinHandle<()>>>,
+    /// The `_meta` of every stateless request (version, client info, capabilities), built once.
+    stateless_meta: Map<String, Value>,
+}
+
+/// A request body, serialized without copying its params.
+struct RequestBody<'a> {
+    id: &'a RequestId,
+    method: &'a str,
+    params: &'a Map<String, Value>,
+}
+
+impl serde::Serialize for RequestBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut body = serializer.serialize_struct("Request", 4)?;
+        body.serialize_field("jsonrpc", jsonrpc::JSONRPC_VERSION)?;
+        body.serialize_field("id", self.id)?;
+        body.serialize_field("method", self.method)?;
+        body.serialize_field("params", self.params)?;
+        body.end()
+    }
+}
+
+/// A stateless request body, serialized without copying its params.
+struct StatelessBody<'a> {
+    id: &'a RequestId,
+    method: &'a str,
+    params: &'a Map<String, Value>,
+    meta: &'a Map<String, Value>,
+    extra: &'a [(&'a str, &'a Value)],
+}
+
+impl serde::Serialize for StatelessBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut body = serializer.serialize_struct("Request", 4)?;
+        body.serialize_field("jsonrpc", jsonrpc::JSONRPC_VERSION)?;
+        body.serialize_field("id", self.id)?;
+        body.serialize_field("method", self.method)?;
+        body.serialize_field("params", &StatelessParams(self))?;
+        body.end()
+    }
+}
+
+struct StatelessParams<'a, 'b>(&'b StatelessBody<'a>);
+
+impl serde::Serialize for StatelessParams<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let body = self.0;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in body.params.iter().filter(|(k, _)| k.as_str() != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in body.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("_meta", body.meta)?;
+        map.end()
+    }
 }
 
 fn transport(e: impl std::fmt::Display) -> ClientError {
@@ -104,7 +164,22 @@ enum AnswerBody {
 
 impl Link {
     pub(crate) fn new(cfg: LinkConfig, handlers: ClientHandlers, client_info: Implementation) -> Rc<Link> {
-        let http = awc::Client::builder().timeout(cfg.timeout).disable_redirects().finish();
+        // Headers every request carries are parsed once, as the client's defaults.
+        let mut builder = awc::Client::builder()
+            .timeout(cfg.timeout)
+            .disable_redirects()
+            .add_default_header((header::ACCEPT, "application/json, text/event-stream"))
+            .add_default_header((header::CONTENT_TYPE, "application/json"));
+        for (name, value) in &cfg.headers {
+            builder = builder.add_default_header((name.as_str(), value.as_str()));
+        }
+        let http = builder.finish();
+        let mut stateless_meta = Map::new();
+        add_stateless_meta(&mut stateless_meta, &client_info, &handlers.capabilities());
+        let stateless_meta = match stateless_meta.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
         Rc::new(Link {
             http,
             cfg,
@@ -118,6 +193,7 @@ impl Link {
             tool_params: RefCell::new(HashMap::new()),
             closed: Cell::new(false),
             standalone: RefCell::new(None),
+            stateless_meta,
         })
     }
 
@@ -138,12 +214,8 @@ impl Link {
     // ---- HTTP ------------------------------------------------------------------------------
 
     async fn post(&self, url: &str, body: Vec<u8>, extra: &[(String, String)]) -> Result<Answer, ClientError> {
-        let mut request = self
-            .http
-            .post(url)
-            .insert_header((header::ACCEPT, "application/json, text/event-stream"))
-            .insert_header((header::CONTENT_TYPE, "application/json"));
-        for (name, value) in self.cfg.headers.iter().chain(extra) {
+        let mut request = self.http.post(url);
+        for (name, value) in extra {
             request = request.insert_header((name.as_str(), value.as_str()));
         }
         let response = request.send_body(body).await.map_err(transport)?;
@@ -182,7 +254,7 @@ impl Link {
                 }
                 let message: Value = serde_json::from_slice(&bytes)
                     .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
-                outcome_of(&message, id, status)
+                outcome_owned(message, id, status)
             }
             AnswerBody::Events(response) => self.read_events(response, id, status).await,
         }
@@ -245,9 +317,6 @@ impl Link {
 
     async fn resume(&self, last_event_id: &str) -> Result<awc::ClientResponse, ClientError> {
         let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
-        for (name, value) in &self.cfg.headers {
-            request = request.insert_header((name.as_str(), value.as_str()));
-        }
         if let Some(session) = self.session_id.borrow().as_deref() {
             request = request.insert_header((mcpd::headers::SESSION_ID, session));
         }
@@ -391,7 +460,7 @@ impl Link {
         let pinned_modern = self.cfg.pin == Some(ProtocolVersion::STATELESS);
         let mut retried = false;
         loop {
-            let outcome = self.stateless_call("server/discover", Map::new()).await;
+            let outcome = self.stateless_call("server/discover", &Map::new(), &[]).await;
             let decision = match &outcome {
                 Ok(result) => negotiate::after_discover_result(result, pinned_modern),
                 Err(ClientError::Rpc { code, data, http_status, .. }) => negotiate::after_discover_error(
@@ -469,7 +538,7 @@ impl Link {
         let link = Rc::downgrade(self);
         let mut request = self.http.get(&self.cfg.url).timeout(Duration::from_secs(24 * 3600));
         request = request.insert_header((header::ACCEPT, "text/event-stream"));
-        for (name, value) in self.cfg.headers.iter().chain(&self.session_headers()) {
+        for (name, value) in &self.session_headers() {
             request = request.insert_header((name.as_str(), value.as_str()));
         }
         let name = self.cfg.name.clone();
@@ -506,10 +575,7 @@ impl Link {
     // ---- the 2024-11-05 HTTP+SSE transport ---------------------------------------------------
 
     async fn open_sse(self: &Rc<Self>) -> Result<(), ClientError> {
-        let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
-        for (name, value) in &self.cfg.headers {
-            request = request.insert_header((name.as_str(), value.as_str()));
-        }
+        let request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
         let mut response = request.send().await.map_err(transport)?;
         let is_sse = response
             .headers()
@@ -598,15 +664,31 @@ impl Link {
     // ---- requests ----------------------------------------------------------------------------
 
     /// A stateless 2026-07-28 request (also used by `server/discover`).
-    async fn stateless_call(&self, method: &str, mut params: Map<String, Value>) -> Result<Value, ClientError> {
-        add_stateless_meta(&mut params, &self.client_info, &self.handlers.capabilities());
+    async fn stateless_call(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        extra: &[(&str, &Value)],
+    ) -> Result<Value, ClientError> {
         let tool_params = (method == "tools/call")
             .then(|| params.get("name").and_then(Value::as_str).and_then(|n| self.tool_params.borrow().get(n).cloned()))
             .flatten();
-        let mut headers = routing_headers(method, &params, tool_params.as_deref()).map_err(ClientError::Protocol)?;
+        let mut headers = routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?;
         headers.push(("MCP-Protocol-Version".to_owned(), ProtocolVersion::STATELESS.as_str().to_owned()));
         let id = self.next_id();
-        let body = jsonrpc::outgoing_message(Some(&id), method, Some(&Value::Object(params)));
+        // The request's own `_meta` (rare) is merged with ours; otherwise ours is used as is.
+        let merged;
+        let meta = match params.get("_meta").and_then(Value::as_object) {
+            Some(own) => {
+                let mut own = own.clone();
+                own.extend(self.stateless_meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+                merged = own;
+                &merged
+            }
+            None => &self.stateless_meta,
+        };
+        let body = StatelessBody { id: &id, method, params, meta, extra };
+        let body = serde_json::to_vec(&body).map_err(|e| ClientError::Protocol(e.to_string()))?;
         let answer = self.post(&self.cfg.url, body, &headers).await?;
         self.read_response(answer, &id).await
     }
@@ -620,7 +702,7 @@ impl Link {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<Value, ClientError> {
-        match self.request_once(method, params.clone()).await {
+        match self.request_once(method, &params).await {
             // The server forgot the session (restart, expiry): start a new one and try once more.
             // A 404 means the request was not processed, so repeating it is safe.
             Err(error) if session_gone(&error) && matches!(self.mode.get(), Some(Mode::Session(_))) => {
@@ -630,13 +712,13 @@ impl Link {
                 if let Some(task) = self.standalone.borrow_mut().take() {
                     task.abort();
                 }
-                self.request_once(method, params).await
+                self.request_once(method, &params).await
             }
             outcome => outcome,
         }
     }
 
-    async fn request_once(self: &Rc<Self>, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
+    async fn request_once(self: &Rc<Self>, method: &str, params: &Map<String, Value>) -> Result<Value, ClientError> {
         let mode = self.connect().await?;
         let timeout = self.cfg.timeout;
         match mode {
@@ -646,7 +728,7 @@ impl Link {
             }
             Mode::Session(_) | Mode::HttpSse(_) => {
                 let id = self.next_id();
-                let body = jsonrpc::outgoing_message(Some(&id), method, Some(&Value::Object(params)));
+                let body = serde_json::to_vec(&RequestBody { id: &id, method, params }).unwrap_or_default();
                 let headers = self.session_headers();
                 let work = async {
                     if matches!(mode, Mode::HttpSse(_)) {
@@ -670,14 +752,22 @@ impl Link {
         }
     }
 
-    async fn stateless_with_input(&self, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
-        let mut attempt = params.clone();
-        for _ in 0..MAX_INPUT_ROUNDS {
-            let result = self.stateless_call(method, attempt.clone()).await?;
+    async fn stateless_with_input(&self, method: &str, params: &Map<String, Value>) -> Result<Value, ClientError> {
+        let mut responses = Value::Null;
+        let mut state: Option<Value> = None;
+        for round in 0..MAX_INPUT_ROUNDS {
+            let mut extra: Vec<(&str, &Value)> = Vec::new();
+            if round > 0 {
+                extra.push(("inputResponses", &responses));
+            }
+            if let Some(state) = &state {
+                extra.push(("requestState", state));
+            }
+            let mut result = self.stateless_call(method, params, &extra).await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok(result);
             }
-            let mut responses = Map::new();
+            let mut answers = Map::new();
             if let Some(requests) = result.get("inputRequests").and_then(Value::as_object) {
                 for (key, request) in requests {
                     let input_method = request.get("method").and_then(Value::as_str).unwrap_or_default();
@@ -688,14 +778,12 @@ impl Link {
                             e.message
                         ))
                     })?;
-                    responses.insert(key.clone(), answer);
+                    answers.insert(key.clone(), answer);
                 }
             }
-            attempt = params.clone();
-            attempt.insert("inputResponses".into(), Value::Object(responses));
-            if let Some(state) = result.get("requestState") {
-                attempt.insert("requestState".into(), state.clone());
-            }
+            responses = Value::Object(answers);
+            // Sent back byte for byte: a JSON string is re-serialized exactly as received.
+            state = result.as_object_mut().and_then(|r| r.remove("requestState"));
         }
         Err(ClientError::Protocol(format!("{method} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
@@ -713,15 +801,12 @@ impl Link {
         }
         let session = self.session_id.borrow_mut().take();
         if let (Some(Mode::Session(version)), Some(session)) = (self.mode.get(), session) {
-            let mut request = self
+            let request = self
                 .http
                 .delete(&self.cfg.url)
                 .timeout(Duration::from_secs(2))
                 .insert_header((mcpd::headers::SESSION_ID, session.as_str()))
                 .insert_header((mcpd::headers::PROTOCOL_VERSION, version.as_str()));
-            for (name, value) in &self.cfg.headers {
-                request = request.insert_header((name.as_str(), value.as_str()));
-            }
             if let Err(e) = request.send().await {
                 log::debug!("{}: DELETE of the session failed: {e}", self.cfg.name);
             }
@@ -741,6 +826,16 @@ fn session_gone(error: &ClientError) -> bool {
         ClientError::Transport(message) => message.starts_with("HTTP 404"),
         _ => false,
     }
+}
+
+/// As [`outcome_of`], moving the result out instead of copying it.
+fn outcome_owned(mut message: Value, id: &RequestId, status: u16) -> Result<Value, ClientError> {
+    if message.get("error").is_none() && message.get("id").and_then(RequestId::from_value).as_ref() == Some(id) {
+        if let Some(result) = message.as_object_mut().and_then(|m| m.remove("result")) {
+            return Ok(result);
+        }
+    }
+    outcome_of(&message, id, status)
 }
 
 /// The result or error of a response message.
