@@ -70,3 +70,56 @@ async fn every_wire_lists_and_calls() {
     }
     assert_eq!(counts.live(ActorKind::ClientConnection), 0);
 }
+
+/// Dropping a `call_tool` future cancels the call: in a session the server receives
+/// `notifications/cancelled` and its tool stops. (On the stateless wire the client closes the
+/// stream, which is that wire's cancellation; an actix-web server notices only when it next
+/// writes, so that case is not observable here.)
+#[actix_rt::test]
+async fn dropped_calls_are_cancelled_on_the_server() {
+    use mcpd::client::config::ConfigDocument;
+    use mcpd_actors::client::{ClientManager, ServerRecord};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Dropped(Arc<AtomicUsize>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let mut catalog = test_catalog();
+    let flag = stopped.clone();
+    catalog.add_tool(
+        mcpd::model::Tool::new("forever", "Runs until stopped.", json!({"type":"object"})),
+        move |_a: Map<String, Value>, ctx: mcpd::ToolContext| {
+            let guard = Dropped(flag.clone());
+            async move {
+                let _guard = guard;
+                ctx.progress(1.0, None, None);
+                actix_rt::time::sleep(Duration::from_secs(60)).await;
+                Ok(mcpd::model::CallToolResult::text("finished"))
+            }
+        },
+    );
+    let server = start_with(catalog, ServerOptions { sessions: true, ..Default::default() }, |c| {
+        c.mode = TransportMode::StreamableHttp
+    })
+    .await;
+    let manager =
+        ClientManager::new(ClientHandlers::default(), Implementation::new("t", "1"), Arc::new(ActorCounts::new()));
+    for (id, document) in [("session", format!(r#"{{"url":"{}","protocolVersion":"2025-11-25"}}"#, server.url("/mcp")))]
+    {
+        manager.upsert(ServerRecord::new(id, ConfigDocument::parse(&document).unwrap()));
+        let before = stopped.load(Ordering::SeqCst);
+        let call = manager.call_tool(id, "forever", Map::new());
+        assert!(actix_rt::time::timeout(Duration::from_millis(500), call).await.is_err(), "{id}: still running");
+        for _ in 0..100 {
+            if stopped.load(Ordering::SeqCst) > before {
+                break;
+            }
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(stopped.load(Ordering::SeqCst), before + 1, "{id}: the server stopped the tool");
+    }
+    manager.close().await;
+}

@@ -190,6 +190,34 @@ impl Handler<CallTool> for ClientConnection {
     }
 }
 
+/// Call a tool, abandoning the call when `cancel` fires or its sender is dropped (in a session
+/// the server is told with `notifications/cancelled`; on the stateless wire the stream closes).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<CallResult, ClientError>")]
+pub struct CallToolCancellable {
+    /// The call.
+    pub call: CallTool,
+    /// Fires (or is dropped) to cancel.
+    pub cancel: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Handler<CallToolCancellable> for ClientConnection {
+    type Result = ResponseFuture<Result<CallResult, ClientError>>;
+
+    fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::ClientConnection);
+        let link = self.link.clone();
+        Box::pin(async move {
+            let name = msg.call.name;
+            let mut params = Map::new();
+            params.insert("name".into(), Value::String(name.clone()));
+            params.insert("arguments".into(), Value::Object(msg.call.arguments));
+            let raw = link.request_cancellable("tools/call", params, Some(msg.cancel)).await?;
+            Ok(CallResult::from_result(link.name(), &name, raw))
+        })
+    }
+}
+
 /// Any other request (prompts, resources, …): its result.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Value, ClientError>")]

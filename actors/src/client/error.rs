@@ -41,6 +41,9 @@ pub enum ClientError {
     /// The connection was invalidated while the request was waiting.
     #[display("the connection was closed")]
     Closed,
+    /// The caller cancelled the request.
+    #[display("the request was cancelled")]
+    Cancelled,
 }
 
 impl ClientError {

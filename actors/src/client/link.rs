@@ -69,6 +69,7 @@ struct SseChannel {
 }
 
 type Connecting = Shared<LocalBoxFuture<'static, Result<Mode, ClientError>>>;
+type CancelSignal = Shared<oneshot::Receiver<()>>;
 
 /// A connection to one server.
 pub(crate) struct Link {
@@ -702,7 +703,20 @@ impl Link {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<Value, ClientError> {
-        match self.request_once(method, &params).await {
+        self.request_cancellable(method, params, None).await
+    }
+
+    /// As [`Link::request`]; when `cancel` fires (or its sender is dropped: the caller went
+    /// away) the request is abandoned — in a session with `notifications/cancelled`, on the
+    /// stateless wire by closing its stream.
+    pub(crate) async fn request_cancellable(
+        self: &Rc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        cancel: Option<oneshot::Receiver<()>>,
+    ) -> Result<Value, ClientError> {
+        let cancel = cancel.map(futures_util::FutureExt::shared);
+        match self.request_once(method, &params, cancel.clone()).await {
             // The server forgot the session (restart, expiry): start a new one and try once more.
             // A 404 means the request was not processed, so repeating it is safe.
             Err(error) if session_gone(&error) && matches!(self.mode.get(), Some(Mode::Session(_))) => {
@@ -712,19 +726,36 @@ impl Link {
                 if let Some(task) = self.standalone.borrow_mut().take() {
                     task.abort();
                 }
-                self.request_once(method, &params).await
+                self.request_once(method, &params, cancel).await
             }
             outcome => outcome,
         }
     }
 
-    async fn request_once(self: &Rc<Self>, method: &str, params: &Map<String, Value>) -> Result<Value, ClientError> {
+    async fn request_once(
+        self: &Rc<Self>,
+        method: &str,
+        params: &Map<String, Value>,
+        cancel: Option<CancelSignal>,
+    ) -> Result<Value, ClientError> {
+        let cancelled = async move {
+            match cancel {
+                Some(signal) => {
+                    let _ = signal.await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
         let mode = self.connect().await?;
         let timeout = self.cfg.timeout;
         match mode {
             Mode::Stateless => {
-                let work = self.stateless_with_input(method, params);
-                actix_rt::time::timeout(timeout, work).await.map_err(|_| ClientError::Timeout(timeout.as_secs()))?
+                let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params));
+                tokio::select! {
+                    outcome = work => outcome.map_err(|_| ClientError::Timeout(timeout.as_secs()))?,
+                    // Dropping the request closes its stream: cancellation on this wire.
+                    () = cancelled => Err(ClientError::Cancelled),
+                }
             }
             Mode::Session(_) | Mode::HttpSse(_) => {
                 let id = self.next_id();
@@ -738,16 +769,17 @@ impl Link {
                         self.read_response(answer, &id).await
                     }
                 };
-                match actix_rt::time::timeout(timeout, work).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => {
-                        let cancel = json!({"requestId": id, "reason": "timed out"});
-                        let _ = self
-                            .send_reply(jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel)))
-                            .await;
-                        Err(ClientError::Timeout(timeout.as_secs()))
-                    }
-                }
+                let (reason, error) = tokio::select! {
+                    outcome = actix_rt::time::timeout(timeout, work) => match outcome {
+                        Ok(outcome) => return outcome,
+                        Err(_) => ("timed out", ClientError::Timeout(timeout.as_secs())),
+                    },
+                    () = cancelled => ("cancelled by the caller", ClientError::Cancelled),
+                };
+                let cancel = json!({"requestId": id, "reason": reason});
+                let _ =
+                    self.send_reply(jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel))).await;
+                Err(error)
             }
         }
     }

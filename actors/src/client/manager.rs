@@ -11,7 +11,9 @@ use mcpd::client::config::{timeout_seconds, ConfigDocument, Transport};
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
-use super::connection::{CallResult, CallTool, ClientConnection, Invalidate, ListTools, SendRequest};
+use super::connection::{
+    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest,
+};
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::link::LinkConfig;
@@ -144,7 +146,9 @@ impl ClientManager {
         Ok(tools)
     }
 
-    /// Calls a tool. A tool's own failure is `Ok` with `is_error: true`.
+    /// Calls a tool. A tool's own failure is `Ok` with `is_error: true`. Dropping the returned
+    /// future cancels the call (`notifications/cancelled` in a session; the stream closes on the
+    /// stateless wire).
     ///
     /// # Errors
     /// Transport, protocol and configuration failures.
@@ -155,7 +159,9 @@ impl ClientManager {
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ClientError> {
         let record = self.require(id)?;
-        let call = CallTool { name: tool.to_owned(), arguments };
+        // Held until the answer arrives; dropped with this future, which cancels the call.
+        let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
+        let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel };
         let mut result = self.connection(&record)?.send(call).await.map_err(|_| ClientError::Closed)??;
         if let Ok(config) = record.document.resolve() {
             result.server_name = config.name;

@@ -7,7 +7,7 @@ mod handlers;
 mod link;
 mod manager;
 
-pub use connection::{CallResult, CallTool, ClientConnection, Invalidate, ListTools, SendRequest};
+pub use connection::{CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest};
 pub use error::ClientError;
 pub use handlers::{ClientHandlers, Handler, HandlerFuture, Root};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
