@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README "Run the tests"; .ci/run runs exactly this).
-# Provisions the independent interop peers (the official Python MCP SDK, pinned), then checks
+# Provisions the independent interop peers (the official Python MCP SDK and the npm reference
+# server, pinned), then checks
 # formatting and lints, runs every test of both crates, then the official MCP conformance suite
 # (scripts/conformance.sh). The last line sums both: "N passed, M failed, K skipped".
 set -euo pipefail
@@ -8,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 MCPD_TEST_PYTHON="$(bash scripts/setup-python.sh | tail -n 1)"
 export MCPD_TEST_PYTHON
+bash scripts/setup-node.sh >/dev/null # the npm reference server for the client interop tests
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

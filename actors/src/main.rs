@@ -126,8 +126,15 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("mcpd: {} (see mcpd --help)", first.trim_start_matches("error: "));
+            let mut lines = rendered.lines();
+            let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_owned();
+            // "the following required arguments were not provided:" names them on the next line.
+            if first.ends_with(':') {
+                if let Some(next) = lines.next() {
+                    first = format!("{first} {}", next.trim());
+                }
+            }
+            eprintln!("mcpd: {first} (see mcpd --help)");
             return ExitCode::from(2);
         }
     };

@@ -166,8 +166,10 @@ enum AnswerBody {
 impl Link {
     pub(crate) fn new(cfg: LinkConfig, handlers: ClientHandlers, client_info: Implementation) -> Rc<Link> {
         // Headers every request carries are parsed once, as the client's defaults.
+        // awc's own limit is only a backstop: the link's time limits decide, so that a silent
+        // server is reported as a timeout (and, in a session, cancelled).
         let mut builder = awc::Client::builder()
-            .timeout(cfg.timeout)
+            .timeout(cfg.timeout + Duration::from_secs(5))
             .disable_redirects()
             .add_default_header((header::ACCEPT, "application/json, text/event-stream"))
             .add_default_header((header::CONTENT_TYPE, "application/json"));
@@ -776,9 +778,15 @@ impl Link {
                     },
                     () = cancelled => ("cancelled by the caller", ClientError::Cancelled),
                 };
+                // Tell the server in the background: the caller gets its answer now.
                 let cancel = json!({"requestId": id, "reason": reason});
-                let _ =
-                    self.send_reply(jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel))).await;
+                let link = self.clone();
+                actix_rt::spawn(async move {
+                    let message = jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel));
+                    if let Err(e) = link.send_reply(message).await {
+                        log::debug!("{}: could not send notifications/cancelled: {e}", link.cfg.name);
+                    }
+                });
                 Err(error)
             }
         }

@@ -1,0 +1,275 @@
+//! `mcpd tools` and `mcpd call` (the client runtime from the command line), driven through the
+//! real binary against a real `mcpd -p 0` child: exit 0 on success, 1 when the tool reports an
+//! error, 2 on a transport, protocol or configuration failure — always with exactly one
+//! `mcpd: ` line on stderr when it fails, and nothing else there (client commands log at
+//! `error` only).
+
+#[path = "support/process.rs"]
+mod process;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use process::{mcpd_command, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
+use serde_json::{json, Value};
+
+/// Runs `mcpd <args>` (the client commands' default logging: errors only).
+fn mcpd(args: &[&str]) -> Output {
+    let mut cmd = mcpd_command();
+    cmd.args(args);
+    run_with_timeout(&mut cmd, b"", RUN_TIMEOUT)
+}
+
+/// Asserts success: exit 0, nothing on stderr. Returns stdout.
+fn assert_ok(output: &Output) -> String {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "exit status; stdout:\n{}\nstderr:\n{stderr}", text(&output.stdout));
+    assert!(stderr.is_empty(), "stderr must be empty on success, got:\n{stderr}");
+    text(&output.stdout)
+}
+
+/// Asserts a failure with exit code 2: exactly one non-empty `mcpd: ` line on stderr, no panic,
+/// nothing on stdout. Returns the line.
+fn assert_exit_2(output: &Output) -> String {
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "exit status; stdout:\n{}\nstderr:\n{stderr}", text(&output.stdout));
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr must be exactly one line, got:\n{stderr}");
+    let line = lines[0];
+    assert!(line.starts_with("mcpd: ") && line.trim().len() > "mcpd:".len(), "stderr line {line:?}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "panic text in stderr:\n{stderr}");
+    assert!(output.stdout.is_empty(), "stdout must be empty, got:\n{}", text(&output.stdout));
+    line.to_owned()
+}
+
+/// A loopback port with nothing listening on it.
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// Writes a `mcpServers` file with three servers: `local` (the given URL), `other` (nothing
+/// listens there) and `fs` (a stdio server).
+fn servers_file(dir: &tempfile::TempDir, local_url: &str) -> PathBuf {
+    let path = dir.path().join("mcp.json");
+    let file = json!({
+        "mcpServers": {
+            "local": { "url": local_url },
+            "other": { "url": format!("http://127.0.0.1:{}/mcp", closed_port()) },
+            "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }
+        }
+    });
+    std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("json")).expect("write servers file");
+    path
+}
+
+// ---- success --------------------------------------------------------------------------------
+
+/// `mcpd tools URL` lists echo and time, one per line with the first line of the description,
+/// then the count.
+#[test]
+fn tools_lists_the_servers_tools() {
+    let server = HttpChild::spawn(&[]);
+    let stdout = assert_ok(&mcpd(&["tools", &server.url()]));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].starts_with("echo  Returns the given text unchanged."), "{stdout}");
+    assert!(lines[1].starts_with("time  Returns the current time in UTC"), "{stdout}");
+    assert_eq!(lines[2], "(2 tools)");
+}
+
+/// `mcpd tools URL --json` prints the tools as one JSON array.
+#[test]
+fn tools_json_output_parses() {
+    let server = HttpChild::spawn(&[]);
+    let stdout = assert_ok(&mcpd(&["tools", &server.url(), "--json"]));
+    let tools: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    let tools = tools.as_array().unwrap_or_else(|| panic!("not an array: {tools}"));
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["echo", "time"]);
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["text"]), "{}", tools[0]);
+    assert!(tools[1]["outputSchema"].is_object(), "{}", tools[1]);
+}
+
+/// `mcpd call URL echo --args '{"text":"x"}'` prints x; with `--json`, the whole result.
+#[test]
+fn call_prints_the_tools_text() {
+    let server = HttpChild::spawn(&[]);
+    let stdout = assert_ok(&mcpd(&["call", &server.url(), "echo", "--args", r#"{"text":"x"}"#]));
+    assert_eq!(stdout, "x\n");
+    let stdout = assert_ok(&mcpd(&["call", &server.url(), "echo", "--args", r#"{"text":"héllo 世界"}"#, "--json"]));
+    let result: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    assert_eq!(result["content"], json!([{"type": "text", "text": "héllo 世界"}]), "{result}");
+    assert_ne!(result["isError"], true, "{result}");
+    // A tool with structured output only (time) prints its content block.
+    let stdout = assert_ok(&mcpd(&["call", &server.url(), "time"]));
+    assert!(stdout.contains("unixMillis"), "{stdout}");
+}
+
+/// A pinned handshake revision works against mcpd too (session-less 2025-11-25).
+#[test]
+fn call_with_a_pinned_protocol_version() {
+    let server = HttpChild::spawn(&[]);
+    let stdout = assert_ok(&mcpd(&[
+        "call",
+        &server.url(),
+        "echo",
+        "--args",
+        r#"{"text":"pinned"}"#,
+        "--protocol-version",
+        "2025-11-25",
+    ]));
+    assert_eq!(stdout, "pinned\n");
+    let line = assert_exit_2(&mcpd(&["tools", &server.url(), "--protocol-version", "1999-01-01"]));
+    assert!(line.contains("1999-01-01"), "{line}");
+}
+
+// ---- tool errors ----------------------------------------------------------------------------
+
+/// A tool that reports an error: exit 1, its text on stdout, one line on stderr.
+#[test]
+fn a_tool_error_exits_1_with_one_stderr_line() {
+    let server = HttpChild::spawn(&[]);
+    let output = mcpd(&["call", &server.url(), "echo", "--args", "{}"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), ["mcpd: the tool reported an error"], "{stderr}");
+    assert_eq!(text(&output.stdout), "echo: missing required argument text\n");
+    // With --json the raw result shows isError, and the exit code is still 1.
+    let output = mcpd(&["call", &server.url(), "echo", "--args", r#"{"text": 5}"#, "--json"]);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{}", text(&output.stderr));
+    let result: Value = serde_json::from_slice(&output.stdout).expect("JSON result");
+    assert_eq!(result["isError"], true, "{result}");
+}
+
+// ---- failures: exit 2 -----------------------------------------------------------------------
+
+/// An unknown tool is a JSON-RPC error (-32602), not a tool error: exit 2.
+#[test]
+fn an_unknown_tool_exits_2() {
+    let server = HttpChild::spawn(&[]);
+    let line = assert_exit_2(&mcpd(&["call", &server.url(), "no_such_tool"]));
+    assert!(line.contains("no_such_tool") && line.contains("-32602"), "{line}");
+}
+
+/// Nothing listening: exit 2 with the transport error, at once.
+#[test]
+fn an_unreachable_server_exits_2() {
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let started = Instant::now();
+    let line = assert_exit_2(&mcpd(&["tools", &url]));
+    assert!(line.starts_with("mcpd: transport error"), "{line}");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    let line = assert_exit_2(&mcpd(&["call", &url, "echo", "--args", r#"{"text":"x"}"#]));
+    assert!(line.starts_with("mcpd: transport error"), "{line}");
+}
+
+/// A server that accepts connections but never answers: exit 2 after `--timeout` (5 s, the
+/// minimum), not a hang.
+#[test]
+fn a_silent_server_exits_2_after_the_timeout() {
+    // Bound but never accepted: the kernel completes connections, nobody answers.
+    let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().expect("addr").port());
+    let started = Instant::now();
+    let line = assert_exit_2(&mcpd(&["tools", &url, "--timeout", "5"]));
+    let elapsed = started.elapsed();
+    assert!(line.to_ascii_lowercase().contains("time"), "the line says it timed out: {line}");
+    assert!(elapsed >= Duration::from_secs(4) && elapsed < Duration::from_secs(12), "took {elapsed:?}");
+    drop(listener);
+}
+
+/// `--args` that is not JSON, or not an object: exit 2 before connecting.
+#[test]
+fn bad_args_json_exits_2() {
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let line = assert_exit_2(&mcpd(&["call", &url, "echo", "--args", "{text: x}"]));
+    assert!(line.starts_with("mcpd: --args is not JSON"), "{line}");
+    let line = assert_exit_2(&mcpd(&["call", &url, "echo", "--args", "[1, 2]"]));
+    assert_eq!(line, "mcpd: --args must be a JSON object");
+}
+
+/// No URL (and no --config): exit 2.
+#[test]
+fn a_missing_url_exits_2() {
+    let line = assert_exit_2(&mcpd(&["tools"]));
+    assert_eq!(line, "mcpd: give the server's URL, or --config FILE");
+    assert_exit_2(&mcpd(&["call"]));
+    let line = assert_exit_2(&mcpd(&["call", "echo"]));
+    assert_eq!(line, "mcpd: give the server's URL and the tool's name");
+    let line = assert_exit_2(&mcpd(&["tools", "ftp://127.0.0.1/mcp"]));
+    assert!(line.contains("http://") || line.contains("http(s)"), "{line}");
+}
+
+// ---- --config / --server --------------------------------------------------------------------
+
+/// A three-server `mcpServers` file: `--server local` works for tools and call; the stdio
+/// entry is refused with its message; no `--server` or an unknown one is exit 2 naming the
+/// servers.
+#[test]
+fn config_file_with_several_servers() {
+    let server = HttpChild::spawn(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = servers_file(&dir, &server.url());
+    let file = file.to_str().expect("UTF-8 path");
+
+    let stdout = assert_ok(&mcpd(&["tools", "--config", file, "--server", "local"]));
+    assert!(stdout.starts_with("echo  ") && stdout.contains("\ntime  "), "{stdout}");
+    let stdout =
+        assert_ok(&mcpd(&["call", "--config", file, "--server", "local", "echo", "--args", r#"{"text":"cfg"}"#]));
+    assert_eq!(stdout, "cfg\n");
+
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "fs"]));
+    assert_eq!(
+        line,
+        "mcpd: Server \"fs\" uses the stdio transport, which mcpd's client does not support yet; use a Streamable \
+         HTTP or HTTP+SSE server."
+    );
+    let line = assert_exit_2(&mcpd(&["call", "--config", file, "--server", "fs", "echo"]));
+    assert!(line.contains("stdio transport"), "{line}");
+
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file]));
+    assert!(line.contains("several servers (local, other, fs)") && line.contains("--server"), "{line}");
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "nope"]));
+    assert!(line.contains("no server \"nope\"") && line.contains("local, other, fs"), "{line}");
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "other"]));
+    assert!(line.starts_with("mcpd: transport error"), "{line}");
+    let line = assert_exit_2(&mcpd(&["tools", &server.url(), "--config", file]));
+    assert_eq!(line, "mcpd: give either a URL or --config, not both");
+    let missing = dir.path().join("missing.json");
+    let line = assert_exit_2(&mcpd(&["tools", "--config", missing.to_str().expect("UTF-8")]));
+    assert!(line.starts_with("mcpd: cannot read"), "{line}");
+}
+
+// ---- --header -------------------------------------------------------------------------------
+
+/// Against `mcpd --key k`: `--header Authorization:Bearer k` works for tools and call; no key
+/// or a wrong one is exit 2 (401).
+#[test]
+fn header_flag_carries_the_api_key() {
+    let server = HttpChild::spawn(&["--key", "k"]);
+    let url = server.url();
+    let stdout = assert_ok(&mcpd(&["tools", &url, "--header", "Authorization:Bearer k"]));
+    assert!(stdout.ends_with("(2 tools)\n"), "{stdout}");
+    let stdout = assert_ok(&mcpd(&[
+        "call",
+        &url,
+        "echo",
+        "--args",
+        r#"{"text":"authorized"}"#,
+        "--header",
+        "Authorization: Bearer k",
+    ]));
+    assert_eq!(stdout, "authorized\n");
+
+    let line = assert_exit_2(&mcpd(&["tools", &url]));
+    assert!(line.contains("401"), "{line}");
+    let line = assert_exit_2(&mcpd(&["call", &url, "echo", "--args", r#"{"text":"x"}"#]));
+    assert!(line.contains("401"), "{line}");
+    let line = assert_exit_2(&mcpd(&["tools", &url, "--header", "Authorization:Bearer wrong"]));
+    assert!(line.contains("401"), "{line}");
+    let line = assert_exit_2(&mcpd(&["tools", &url, "--header", "no-colon-here"]));
+    assert!(line.contains("Name:value"), "{line}");
+}
