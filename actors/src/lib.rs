@@ -25,6 +25,7 @@ pub mod status;
 pub mod stdio;
 pub mod supervisor;
 pub mod tool_executor;
+pub mod tools;
 
 pub use config::{Limits, ListenerConfig, SessionConfig, TransportMode};
 pub use counts::{ActorCounts, ActorKind};

@@ -1,0 +1,4 @@
+//! Agent tools served by mcpd itself: file tools confined to the project directory, command
+//! tools, and the tools of configured remote servers (the gateway).
+
+pub mod paths;
