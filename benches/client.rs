@@ -89,7 +89,7 @@ fn main() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let results = actix_rt::System::new().block_on(async move {
         let connection = ClientConnection::new(
-            LinkConfig { name: "bench".into(), url: url.clone(), sse: false, headers: Vec::new(), pin: None, timeout: Duration::from_secs(30) },
+            LinkConfig { name: "bench".into(), url: url.clone(), sse: false, headers: Vec::new(), pin: None, timeout: Duration::from_secs(30), command: None },
             ClientHandlers::default(),
             Implementation::new("bench", "1"),
             Arc::new(ActorCounts::new()),

@@ -324,6 +324,7 @@ fn main() -> ExitCode {
             headers: Vec::new(),
             pin,
             timeout: REQUEST_TIMEOUT,
+            command: None,
         };
         let client_info = Implementation::new("mcpd-conformance-client", env!("CARGO_PKG_VERSION"));
         let conn =

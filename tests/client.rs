@@ -16,7 +16,15 @@ use mcpd_actors::{ActorCounts, ActorKind, TransportMode};
 use serde_json::{json, Map, Value};
 
 fn link(url: String, sse: bool, pin: Option<ProtocolVersion>) -> LinkConfig {
-    LinkConfig { name: "test".into(), url, sse, headers: Vec::new(), pin, timeout: Duration::from_secs(10) }
+    LinkConfig {
+        name: "test".into(),
+        url,
+        sse,
+        headers: Vec::new(),
+        pin,
+        timeout: Duration::from_secs(10),
+        command: None,
+    }
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -121,5 +129,43 @@ async fn dropped_calls_are_cancelled_on_the_server() {
         }
         assert_eq!(stopped.load(Ordering::SeqCst), before + 1, "{id}: the server stopped the tool");
     }
+    manager.close().await;
+}
+
+#[path = "support/process.rs"]
+#[allow(dead_code)]
+mod process;
+
+/// A stdio server (mcpd itself as a child process): listed, called, and started again on the
+/// next call after it exits (here `timeout 2` ends it after two seconds).
+#[actix_rt::test]
+async fn stdio_servers_are_spawned_and_restarted() {
+    use mcpd_actors::client::{ClientManager, ServerRecord, StdioCommand};
+    let binary = process::mcpd_binary().to_string_lossy().into_owned();
+    let counts = Arc::new(ActorCounts::new());
+    let manager = ClientManager::new(ClientHandlers::default(), Implementation::new("t", "1"), counts.clone());
+    let once = StdioCommand {
+        program: binary.clone(),
+        args: Vec::new(),
+        env: vec![("RUST_LOG".into(), "warn".into())],
+        cwd: None,
+    };
+    manager.upsert(ServerRecord::stdio("local", once));
+    let tools = manager.test_and_refresh_tools("local").await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"));
+    let echo = manager.call_tool("local", "echo", args(json!({"text":"over stdio"}))).await.unwrap();
+    assert_eq!(echo.text(), "over stdio");
+    manager.remove("local").await;
+
+    let short_lived =
+        StdioCommand { program: "timeout".into(), args: vec!["2".into(), binary], env: Vec::new(), cwd: None };
+    manager.upsert(ServerRecord::stdio("short", short_lived));
+    let listed = manager.test_and_refresh_tools("short").await;
+    assert!(listed.is_ok(), "discover + tools/list: {listed:?}");
+    let first = manager.call_tool("short", "echo", args(json!({"text":"one"}))).await.unwrap();
+    assert_eq!(first.text(), "one");
+    actix_rt::time::sleep(Duration::from_millis(2500)).await;
+    let again = manager.call_tool("short", "echo", args(json!({"text":"two"}))).await;
+    assert_eq!(again.map(|r| r.text()).ok().as_deref(), Some("two"), "the exited server was started again");
     manager.close().await;
 }

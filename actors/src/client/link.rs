@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
+use super::stdio::{StdioChannel, StdioCommand};
 
 /// Largest response body or SSE event accepted from a server.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
@@ -31,6 +32,8 @@ pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 const MAX_RECONNECTS: usize = 5;
 /// How many MRTR rounds one request may take.
 const MAX_INPUT_ROUNDS: usize = 8;
+/// How long a stdio server may take to answer `server/discover` before it counts as an old one.
+const STDIO_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a link needs to know about its server.
 #[derive(Debug, Clone)]
@@ -47,6 +50,8 @@ pub struct LinkConfig {
     pub pin: Option<ProtocolVersion>,
     /// Connect and per-request time limit.
     pub timeout: Duration,
+    /// Start this command and speak stdio to it instead of HTTP (`url` is then only a label).
+    pub command: Option<StdioCommand>,
 }
 
 /// The wire a link negotiated.
@@ -58,6 +63,8 @@ pub enum Mode {
     Session(ProtocolVersion),
     /// The 2024-11-05 HTTP+SSE transport.
     HttpSse(ProtocolVersion),
+    /// A child process over stdio, at this revision (2026-07-28: stateless messages).
+    Stdio(ProtocolVersion),
 }
 
 type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
@@ -85,6 +92,7 @@ pub(crate) struct Link {
     tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
     closed: Cell<bool>,
     standalone: RefCell<Option<actix_rt::task::JoinHandle<()>>>,
+    stdio: RefCell<Option<Rc<StdioChannel>>>,
     /// The `_meta` of every stateless request (version, client info, capabilities), built once.
     stateless_meta: Map<String, Value>,
 }
@@ -196,6 +204,7 @@ impl Link {
             tool_params: RefCell::new(HashMap::new()),
             closed: Cell::new(false),
             standalone: RefCell::new(None),
+            stdio: RefCell::new(None),
             stateless_meta,
         })
     }
@@ -206,6 +215,43 @@ impl Link {
 
     pub(crate) fn mode(&self) -> Option<Mode> {
         self.mode.get()
+    }
+
+    fn stdio_channel(&self) -> Option<Rc<StdioChannel>> {
+        self.stdio.borrow().clone()
+    }
+
+    /// Sends one request and reads its answer, over stdio when the link has a child, else by
+    /// POST to the endpoint.
+    async fn exchange(
+        &self,
+        id: &RequestId,
+        body: Vec<u8>,
+        headers: &[(String, String)],
+    ) -> Result<Value, ClientError> {
+        if let Some(channel) = self.stdio_channel() {
+            return channel.request(id, body).await;
+        }
+        let answer = self.post(&self.cfg.url, body, headers).await?;
+        if let Some(session) = &answer.session_id {
+            if !matches!(self.mode.get(), Some(Mode::Stateless)) {
+                *self.session_id.borrow_mut() = Some(session.clone());
+            }
+        }
+        self.read_response(answer, id).await
+    }
+
+    fn start_stdio(self: &Rc<Self>, command: &StdioCommand) -> Result<(), ClientError> {
+        let link = Rc::downgrade(self);
+        let channel = StdioChannel::spawn(command, &self.cfg.name, MAX_RESPONSE_BYTES, move |message| {
+            if let Some(link) = link.upgrade() {
+                actix_rt::spawn(async move {
+                    link.handle_message(message, None, 200).await;
+                });
+            }
+        })?;
+        *self.stdio.borrow_mut() = Some(Rc::new(channel));
+        Ok(())
     }
 
     fn next_id(&self) -> RequestId {
@@ -372,6 +418,9 @@ impl Link {
 
     /// POSTs our answer to a server request (or a notification) back to the server.
     async fn send_reply(&self, bytes: Vec<u8>) -> Result<(), ClientError> {
+        if let Some(channel) = self.stdio_channel() {
+            return channel.send(bytes);
+        }
         let url = self.sse.borrow().as_ref().map_or_else(|| self.cfg.url.clone(), |s| s.post_url.clone());
         let answer = self.post(&url, bytes, &self.session_headers()).await?;
         if (200..300).contains(&answer.status) {
@@ -390,7 +439,8 @@ impl Link {
             Some(Mode::Stateless) => {
                 headers.push(("MCP-Protocol-Version".to_owned(), ProtocolVersion::STATELESS.as_str().to_owned()))
             }
-            None => {}
+            // stdio carries no headers.
+            Some(Mode::Stdio(_)) | None => {}
         }
         if let Some(session) = self.session_id.borrow().as_ref() {
             headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
@@ -407,7 +457,14 @@ impl Link {
             return Err(ClientError::Closed);
         }
         if let Some(mode) = self.mode.get() {
-            return Ok(mode);
+            let child_gone = matches!(mode, Mode::Stdio(_)) && self.stdio_channel().is_none_or(|c| !c.alive());
+            if !child_gone {
+                return Ok(mode);
+            }
+            // The child exited: start it again and negotiate anew.
+            log::info!("{}: restarting the server process", self.cfg.name);
+            self.mode.set(None);
+            self.stdio.borrow_mut().take();
         }
         let attempt = {
             let mut connecting = self.connecting.borrow_mut();
@@ -436,6 +493,9 @@ impl Link {
     }
 
     async fn negotiate(self: Rc<Self>) -> Result<Mode, ClientError> {
+        if let Some(command) = self.cfg.command.clone() {
+            return self.negotiate_stdio(&command).await;
+        }
         let url = self.cfg.url.to_ascii_lowercase();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(ClientError::Config("MCP URL must use http:// or https://.".into()));
@@ -456,6 +516,34 @@ impl Link {
             },
         };
         self.initialize(version, false).await
+    }
+
+    /// Over stdio: `server/discover` (briefly: a server that ignores it is an old one), then the
+    /// stateless wire or `initialize`.
+    async fn negotiate_stdio(self: &Rc<Self>, command: &StdioCommand) -> Result<Mode, ClientError> {
+        self.start_stdio(command)?;
+        let pin = self.cfg.pin;
+        let version = match pin {
+            Some(version) if version != ProtocolVersion::STATELESS => version,
+            _ => {
+                let probe = actix_rt::time::timeout(STDIO_DISCOVER_TIMEOUT, self.discover()).await;
+                match probe {
+                    Ok(Ok(None)) => return Ok(Mode::Stdio(ProtocolVersion::STATELESS)),
+                    Ok(Ok(Some(version))) => version,
+                    Ok(Err(error)) => return Err(error),
+                    Err(_) if pin.is_none() => ProtocolVersion::LATEST_LEGACY,
+                    Err(_) => return Err(ClientError::Protocol("The server does not support 2026-07-28.".into())),
+                }
+            }
+        };
+        match self.initialize(version, false).await? {
+            Mode::Session(version) => {
+                let mode = Mode::Stdio(version);
+                self.mode.set(Some(mode));
+                Ok(mode)
+            }
+            other => Ok(other),
+        }
     }
 
     /// `server/discover`: `None` means "speak 2026-07-28"; else the handshake revision to use.
@@ -501,15 +589,12 @@ impl Link {
         let result = if over_sse {
             self.sse_request(&id, body, &headers).await
         } else {
-            let answer = self.post(&self.cfg.url, body, &headers).await?;
-            if let Some(session) = &answer.session_id {
-                *self.session_id.borrow_mut() = Some(session.clone());
-            }
-            self.read_response(answer, &id).await
+            self.exchange(&id, body, &headers).await
         };
         let result = match result {
             Err(ClientError::Rpc { code, http_status, .. })
                 if !over_sse
+                    && self.cfg.command.is_none()
                     && negotiate::initialize_error_means_http_sse(
                         jsonrpc::ErrorCode(code),
                         http_status,
@@ -528,7 +613,7 @@ impl Link {
         self.mode.set(Some(mode));
         let initialized = jsonrpc::outgoing_message(None, "notifications/initialized", None);
         self.send_reply(initialized).await?;
-        if !over_sse && self.session_id.borrow().is_some() {
+        if !over_sse && self.cfg.command.is_none() && self.session_id.borrow().is_some() {
             self.open_standalone();
         }
         Ok(mode)
@@ -692,8 +777,7 @@ impl Link {
         };
         let body = StatelessBody { id: &id, method, params, meta, extra };
         let body = serde_json::to_vec(&body).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let answer = self.post(&self.cfg.url, body, &headers).await?;
-        self.read_response(answer, &id).await
+        self.exchange(&id, body, &headers).await
     }
 
     /// Sends one request on the negotiated wire and returns its result. On the stateless wire,
@@ -751,7 +835,7 @@ impl Link {
         let mode = self.connect().await?;
         let timeout = self.cfg.timeout;
         match mode {
-            Mode::Stateless => {
+            Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28) => {
                 let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params));
                 tokio::select! {
                     outcome = work => outcome.map_err(|_| ClientError::Timeout(timeout.as_secs()))?,
@@ -759,7 +843,7 @@ impl Link {
                     () = cancelled => Err(ClientError::Cancelled),
                 }
             }
-            Mode::Session(_) | Mode::HttpSse(_) => {
+            Mode::Session(_) | Mode::HttpSse(_) | Mode::Stdio(_) => {
                 let id = self.next_id();
                 let body = serde_json::to_vec(&RequestBody { id: &id, method, params }).unwrap_or_default();
                 let headers = self.session_headers();
@@ -767,8 +851,7 @@ impl Link {
                     if matches!(mode, Mode::HttpSse(_)) {
                         self.sse_request(&id, body, &headers).await
                     } else {
-                        let answer = self.post(&self.cfg.url, body, &headers).await?;
-                        self.read_response(answer, &id).await
+                        self.exchange(&id, body, &headers).await
                     }
                 };
                 let (reason, error) = tokio::select! {
@@ -836,6 +919,9 @@ impl Link {
     /// Ends the connection: DELETE the session (briefly, best effort), stop the SSE reader.
     pub(crate) async fn close(&self) {
         self.closed.set(true);
+        if let Some(channel) = self.stdio.borrow_mut().take() {
+            channel.close();
+        }
         if let Some(task) = self.standalone.borrow_mut().take() {
             task.abort();
         }
@@ -866,6 +952,11 @@ fn session_gone(error: &ClientError) -> bool {
         ClientError::Transport(message) => message.starts_with("HTTP 404"),
         _ => false,
     }
+}
+
+/// The outcome of a response message to request `id` (for the stdio transport).
+pub(crate) fn outcome(message: Value, id: &RequestId) -> Result<Value, ClientError> {
+    outcome_owned(message, id, 200)
 }
 
 /// As [`outcome_of`], moving the result out instead of copying it.

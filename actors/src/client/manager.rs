@@ -17,6 +17,7 @@ use super::connection::{
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::link::LinkConfig;
+use super::stdio::StdioCommand;
 use crate::counts::ActorCounts;
 
 /// One configured remote server.
@@ -30,19 +31,42 @@ pub struct ServerRecord {
     pub timeout_secs: u64,
     /// The tools last fetched by `test_and_refresh_tools`.
     pub tools: Vec<Tool>,
+    /// For a stdio server: the command to start (then `document` only names it).
+    pub command: Option<StdioCommand>,
 }
 
 impl ServerRecord {
     /// A record with the default timeout and no tools.
     pub fn new(id: impl Into<String>, document: ConfigDocument) -> Self {
-        ServerRecord { id: id.into(), document, timeout_secs: timeout_seconds(None), tools: Vec::new() }
+        ServerRecord { id: id.into(), document, timeout_secs: timeout_seconds(None), tools: Vec::new(), command: None }
+    }
+
+    /// A record for a stdio server started with `command`.
+    pub fn stdio(id: impl Into<String>, command: StdioCommand) -> Self {
+        ServerRecord { command: Some(command), ..ServerRecord::new(id, ConfigDocument::default()) }
     }
 
     fn connection_key(&self) -> String {
-        format!("{}/{}", self.document.fingerprint(), timeout_seconds(Some(self.timeout_secs as i64)))
+        let what = match &self.command {
+            Some(command) => format!("{command:?}"),
+            None => self.document.fingerprint(),
+        };
+        format!("{what}/{}", timeout_seconds(Some(self.timeout_secs as i64)))
     }
 
     fn link_config(&self) -> Result<LinkConfig, ClientError> {
+        let timeout = Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64)));
+        if let Some(command) = &self.command {
+            return Ok(LinkConfig {
+                name: self.id.clone(),
+                url: format!("stdio:{}", command.program),
+                sse: false,
+                pin: None,
+                headers: Vec::new(),
+                timeout,
+                command: Some(command.clone()),
+            });
+        }
         let config = self.document.resolve().map_err(|e| ClientError::Config(e.to_string()))?;
         Ok(LinkConfig {
             name: config.name.clone(),
@@ -50,7 +74,8 @@ impl ServerRecord {
             sse: config.transport == Transport::Sse,
             pin: config.pin(),
             headers: config.headers.clone(),
-            timeout: Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64))),
+            timeout,
+            command: None,
         })
     }
 }
