@@ -133,7 +133,6 @@ async fn dropped_calls_are_cancelled_on_the_server() {
 }
 
 #[path = "support/process.rs"]
-#[allow(dead_code)]
 mod process;
 
 /// A stdio server (mcpd itself as a child process): listed, called, and started again on the

@@ -50,7 +50,10 @@ impl ProjectRoot {
     pub fn new(dir: &Path) -> std::io::Result<ProjectRoot> {
         let root = dir.canonicalize()?;
         if !root.is_dir() {
-            return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("{} is not a directory", root.display())));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
         }
         Ok(ProjectRoot { root })
     }
@@ -127,7 +130,12 @@ impl ProjectRoot {
         let mut ancestor = joined.as_path();
         let mut rest = Vec::new();
         while ancestor.symlink_metadata().is_err() {
-            rest.push(ancestor.file_name().map(ToOwned::to_owned).ok_or_else(|| PathError::Outside { path: given.to_owned() })?);
+            rest.push(
+                ancestor
+                    .file_name()
+                    .map(ToOwned::to_owned)
+                    .ok_or_else(|| PathError::Outside { path: given.to_owned() })?,
+            );
             ancestor = ancestor.parent().ok_or_else(|| PathError::Outside { path: given.to_owned() })?;
         }
         let canonical = ancestor.canonicalize().map_err(|_| PathError::Outside { path: given.to_owned() })?;
@@ -164,8 +172,19 @@ mod tests {
         assert!(root.existing("./sub/../sub/a.txt").is_ok());
         assert!(root.existing("").is_ok());
         let outside_abs = outside.path().join("secret");
-        for bad in ["../x", "sub/../../x", "/etc/passwd", outside_abs.to_str().unwrap(), "link_dir/secret", "link_file", "link_dir"] {
-            assert!(matches!(root.existing(bad), Err(PathError::Outside { .. }) | Err(PathError::NotFound { .. })), "{bad}");
+        for bad in [
+            "../x",
+            "sub/../../x",
+            "/etc/passwd",
+            outside_abs.to_str().unwrap(),
+            "link_dir/secret",
+            "link_file",
+            "link_dir",
+        ] {
+            assert!(
+                matches!(root.existing(bad), Err(PathError::Outside { .. }) | Err(PathError::NotFound { .. })),
+                "{bad}"
+            );
             assert!(matches!(root.writable(bad), Err(PathError::Outside { .. })), "{bad}");
         }
         assert!(root.existing("inner_link").is_ok(), "a symlink inside the root is fine");
