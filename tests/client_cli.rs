@@ -71,7 +71,7 @@ fn servers_file(dir: &tempfile::TempDir, local_url: &str) -> PathBuf {
 /// then the count.
 #[test]
 fn tools_lists_the_servers_tools() {
-    let server = HttpChild::spawn(&[]);
+    let server = HttpChild::spawn(&["--no-file-tools"]);
     let stdout = assert_ok(&mcpd(&["tools", &server.url()]));
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
@@ -83,7 +83,7 @@ fn tools_lists_the_servers_tools() {
 /// `mcpd tools URL --json` prints the tools as one JSON array.
 #[test]
 fn tools_json_output_parses() {
-    let server = HttpChild::spawn(&[]);
+    let server = HttpChild::spawn(&["--no-file-tools"]);
     let stdout = assert_ok(&mcpd(&["tools", &server.url(), "--json"]));
     let tools: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
     let tools = tools.as_array().unwrap_or_else(|| panic!("not an array: {tools}"));
@@ -249,7 +249,7 @@ fn config_file_with_several_servers() {
 /// or a wrong one is exit 2 (401).
 #[test]
 fn header_flag_carries_the_api_key() {
-    let server = HttpChild::spawn(&["--key", "k"]);
+    let server = HttpChild::spawn(&["--key", "k", "--no-file-tools"]);
     let url = server.url();
     let stdout = assert_ok(&mcpd(&["tools", &url, "--header", "Authorization:Bearer k"]));
     assert!(stdout.ends_with("(2 tools)\n"), "{stdout}");

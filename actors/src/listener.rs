@@ -66,6 +66,7 @@ pub struct Listener {
     warnings: Vec<String>,
     base: ListenerConfig,
     running: Option<Running>,
+    extras: Option<crate::http::StatusExtras>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -96,6 +97,7 @@ impl Listener {
             warnings,
             base,
             running: None,
+            extras: None,
         }
     }
 
@@ -144,6 +146,7 @@ impl Listener {
             sessions: self.sessions.clone(),
             session_config: config.sessions,
             counts: self.counts.clone(),
+            extras: self.extras.clone(),
         });
         let mode = config.mode;
         let workers = if config.workers == 0 {
@@ -292,6 +295,26 @@ impl Handler<SyncWithSettings> for Listener {
             }
             Ok(_) => self.handle(StopListener { save_disabled: false }, ctx),
         }
+    }
+}
+
+/// Adds fields to the status JSON from the next start on.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetStatusExtras(pub crate::http::StatusExtras);
+
+impl std::fmt::Debug for SetStatusExtras {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SetStatusExtras")
+    }
+}
+
+impl Handler<SetStatusExtras> for Listener {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetStatusExtras, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Listener);
+        self.extras = Some(msg.0);
     }
 }
 

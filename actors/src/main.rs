@@ -36,7 +36,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve MCP: over stdio, or over HTTP with -p.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// List a remote MCP server's tools.
     Tools(mcpd_actors::cli_client::ToolsArgs),
     /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
@@ -96,6 +96,27 @@ struct ServeArgs {
     /// Seconds a tool waits for the client's answer to sampling, elicitation or roots requests.
     #[arg(long)]
     client_request_timeout: Option<u64>,
+    /// Do not offer the file tools at all (they are on, read-only, by default).
+    #[arg(long)]
+    no_file_tools: bool,
+    /// Enable the file tools that write (write_file, edit_file, delete_path, apply_patch, …).
+    #[arg(long)]
+    write: bool,
+    /// Enable run_command (argv, never a shell unless --allow-shell).
+    #[arg(long)]
+    commands: bool,
+    /// Let run_command take a shell command line.
+    #[arg(long)]
+    allow_shell: bool,
+    /// An environment variable commands may see (repeatable; PATH, HOME, LANG, TERM by default).
+    #[arg(long = "command-env")]
+    command_env: Vec<String>,
+    /// A JSON file of config-declared command tools.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// An mcpServers file whose servers' tools are re-exported (the gateway).
+    #[arg(long)]
+    servers: Option<PathBuf>,
     /// File where the listener's {host, port, enabled} settings persist.
     #[arg(long)]
     settings: Option<PathBuf>,
@@ -139,7 +160,7 @@ fn main() -> ExitCode {
         }
     };
     let args = match cli.command {
-        Some(Command::Serve(args)) => args,
+        Some(Command::Serve(args)) => *args,
         Some(Command::Tools(args)) => {
             return client_command(|| async { mcpd_actors::cli_client::tools(args).await.map(|out| (out, false)) })
         }
@@ -184,8 +205,20 @@ where
 /// Everything resolved from flags, the environment and the properties file.
 struct Resolved {
     server: Arc<McpServer>,
+    live: Arc<mcpd::catalog::LiveCatalog>,
     warnings: Vec<String>,
     listener: ListenerConfig,
+    filter: ToolFilter,
+    /// Tools per set (builtin, files, commands, declared), for the status and metrics.
+    tool_sets: Vec<(&'static str, usize)>,
+    /// The gateway's remote servers (from --servers).
+    remotes: Vec<mcpd_actors::client::ServerRecord>,
+    project_dir: PathBuf,
+}
+
+/// Whether a boolean property is set to true.
+fn flag(props: &Properties, key: &str) -> bool {
+    props.get(key).is_some_and(|v| matches!(v.trim(), "true" | "yes" | "1" | "on"))
 }
 
 fn load_properties(explicit: Option<&Path>) -> Result<Properties, Fatal> {
@@ -215,9 +248,54 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
         log::warn!("{warning}");
         warnings.push(warning);
     }
+    let project_dir = match &args.project_dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| usage(format!("no current directory: {e}")))?,
+    };
+    let root = mcpd_actors::tools::paths::ProjectRoot::new(&project_dir)
+        .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
     let mut catalog = Catalog::new();
+    let mut tool_sets = Vec::new();
+    let mut count = |catalog: &Catalog, set: &'static str, before: usize| {
+        tool_sets.push((set, catalog.tools().count() - before));
+    };
     mcpd::builtin::register(&mut catalog);
+    count(&catalog, "builtin", 0);
+    let before = catalog.tools().count();
+    if !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false") {
+        let options = mcpd_actors::tools::files::FileToolOptions {
+            write: args.write || flag(&props, "writeMode"),
+            ..Default::default()
+        };
+        mcpd_actors::tools::files::register(&mut catalog, root.clone(), options);
+    }
+    count(&catalog, "files", before);
+    let declared = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
+        Some(path) => mcpd_actors::tools::commands::load_declared(&path).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let declared_count = declared.len();
+    let mut command_options = mcpd_actors::tools::commands::CommandOptions {
+        enabled: args.commands || flag(&props, "commands.enabled"),
+        allow_shell: args.allow_shell || flag(&props, "commands.shell"),
+        ..Default::default()
+    };
+    let mut env_allow = args.command_env.clone();
+    env_allow.extend(props.list("commands.env"));
+    if !env_allow.is_empty() {
+        command_options.env_allow.extend(env_allow);
+    }
+    let max_command_time = command_options.max_timeout;
+    let before = catalog.tools().count();
+    mcpd_actors::tools::commands::register(&mut catalog, root, command_options, declared);
+    let commands_total = catalog.tools().count() - before;
+    tool_sets.push(("commands", commands_total.saturating_sub(declared_count)));
+    tool_sets.push(("declared", declared_count));
     catalog.retain_tools(|name| filter.allows(name));
+    let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
+        Some(path) => mcpd_actors::tools::gateway::load_servers(&path).map_err(usage)?,
+        None => Vec::new(),
+    };
     let info = Implementation::new(
         args.name.clone().or_else(|| props.get("name").map(str::to_owned)).unwrap_or_else(|| "mcpd".to_owned()),
         args.server_version
@@ -232,7 +310,8 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
     if let Some(size) = props.parsed::<usize>("pageSize").map_err(bad)? {
         options.page_size = size.max(1);
     }
-    let server = Arc::new(McpServer::new(options, catalog));
+    let live = Arc::new(mcpd::catalog::LiveCatalog::new(catalog));
+    let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
 
     let mut keys: Vec<String> = args.keys.clone();
     if let Ok(env_keys) = std::env::var(KEYS_ENV) {
@@ -240,6 +319,8 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
     }
     keys.extend(props.list("keys"));
     let mut limits = Limits::default();
+    // Commands may run up to their own maximum; the server's limit must not cut them first.
+    limits.tool_timeout = limits.tool_timeout.max(max_command_time + Duration::from_secs(5));
     if let Some(bytes) = args.max_body_bytes.or(props.parsed("maxBodyBytes").map_err(bad)?) {
         limits.max_body_bytes = bytes;
     }
@@ -276,7 +357,7 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
         workers: args.workers.or(props.parsed("workers").map_err(bad)?).unwrap_or(0),
         settings_file: args.settings.clone(),
     };
-    Ok(Resolved { server, warnings, listener })
+    Ok(Resolved { server, live, warnings, listener, filter, tool_sets, remotes, project_dir })
 }
 
 fn run(args: ServeArgs) -> Result<(), Fatal> {
@@ -288,30 +369,122 @@ fn run(args: ServeArgs) -> Result<(), Fatal> {
     match args.port {
         None => system.block_on(async move {
             let counts = Arc::new(mcpd_actors::ActorCounts::new());
+            let gateway = gateway(&resolved, counts.clone());
+            if let Some(gateway) = &gateway {
+                // Remote tools are listed from the first tools/list on.
+                gateway.refresh_all().await;
+            }
             log::debug!("serving MCP on stdio");
-            mcpd_actors::stdio::serve(
+            let served = mcpd_actors::stdio::serve(
                 resolved.server,
                 resolved.listener.limits,
                 counts,
                 tokio::io::stdin(),
                 tokio::io::stdout(),
             )
-            .await
-            .map_err(|e| Fatal { code: 1, message: format!("stdin: {e}") })
+            .await;
+            if let Some(gateway) = gateway {
+                gateway.close().await;
+            }
+            served.map_err(|e| Fatal { code: 1, message: format!("stdin: {e}") })
         }),
         Some(_) => system.block_on(async move {
-            let runtime = Mcpd::new(resolved.server, resolved.listener.clone(), resolved.warnings);
+            let runtime = Mcpd::new(resolved.server.clone(), resolved.listener.clone(), resolved.warnings.clone());
+            let gateway = gateway(&resolved, runtime.counts());
+            observe(&runtime, &resolved, gateway.clone()).await;
             let status =
                 runtime.start(resolved.listener).await.map_err(|e| Fatal { code: 1, message: e.to_string() })?;
-            eprintln!(
-                "mcpd: listening on {} (stateless 2026-07-28 and session-less 2024-11-05…2025-11-25)",
-                status.url
-            );
+            let eras = if args.session {
+                "stateless 2026-07-28, streamable-HTTP sessions and HTTP+SSE for 2024-11-05…2025-11-25"
+            } else {
+                "stateless 2026-07-28 and session-less 2024-11-05…2025-11-25"
+            };
+            eprintln!("mcpd: listening on {} ({eras})", status.url);
+            if let Some(gateway) = &gateway {
+                // Remote tools appear as their servers answer (clients hear list_changed).
+                let gateway = gateway.clone();
+                actix_rt::spawn(async move { gateway.refresh_all().await });
+            }
             wait_for_signal().await;
             log::info!("shutting down");
+            if let Some(gateway) = gateway {
+                gateway.close().await;
+            }
             runtime.close().await.map_err(|e| Fatal { code: 1, message: e.to_string() })
         }),
     }
+}
+
+/// The gateway over the configured remote servers, if any.
+fn gateway(
+    resolved: &Resolved,
+    counts: Arc<mcpd_actors::ActorCounts>,
+) -> Option<Arc<mcpd_actors::tools::gateway::Gateway>> {
+    if resolved.remotes.is_empty() {
+        return None;
+    }
+    Some(mcpd_actors::tools::gateway::Gateway::new(
+        resolved.remotes.clone(),
+        resolved.live.clone(),
+        resolved.filter.clone(),
+        counts,
+    ))
+}
+
+/// Shows the tool sets and the remote servers' health in the status JSON and `/metrics`.
+async fn observe(runtime: &Mcpd, resolved: &Resolved, gateway: Option<Arc<mcpd_actors::tools::gateway::Gateway>>) {
+    let sets = resolved.tool_sets.clone();
+    let project_dir = resolved.project_dir.display().to_string();
+    let status_gateway = gateway.clone();
+    let extras = Arc::new(move || {
+        let remotes = status_gateway.as_ref().map(|g| g.health_json()).unwrap_or_else(|| serde_json::json!([]));
+        let gateway_tools: usize =
+            status_gateway.as_ref().map(|g| g.health().iter().map(|h| h.tools).sum()).unwrap_or(0);
+        let mut tool_sets: serde_json::Map<String, serde_json::Value> =
+            sets.iter().map(|(set, n)| ((*set).to_owned(), serde_json::json!(n))).collect();
+        tool_sets.insert("gateway".into(), serde_json::json!(gateway_tools));
+        serde_json::json!({ "projectDir": project_dir, "toolSets": tool_sets, "remotes": remotes })
+    });
+    if let Err(e) = runtime.set_status_extras(extras).await {
+        log::warn!("status extras not set: {e}");
+    }
+    let sets = resolved.tool_sets.clone();
+    runtime.metrics().set_gauges(Arc::new(move || {
+        use mcpd_actors::metrics::GaugeSample;
+        let mut samples: Vec<GaugeSample> = sets
+            .iter()
+            .map(|(set, n)| GaugeSample {
+                name: "mcpd_tools_exposed",
+                help: "Tools exposed per tool set",
+                labels: vec![("set", (*set).to_owned())],
+                value: *n as i64,
+            })
+            .collect();
+        if let Some(gateway) = &gateway {
+            let health = gateway.health();
+            samples.push(GaugeSample {
+                name: "mcpd_tools_exposed",
+                help: "Tools exposed per tool set",
+                labels: vec![("set", "gateway".to_owned())],
+                value: health.iter().map(|h| h.tools as i64).sum(),
+            });
+            for remote in health {
+                samples.push(GaugeSample {
+                    name: "mcpd_remote_up",
+                    help: "Whether the last contact with a remote server succeeded",
+                    labels: vec![("server", remote.name.clone()), ("transport", remote.transport.clone())],
+                    value: i64::from(remote.up),
+                });
+                samples.push(GaugeSample {
+                    name: "mcpd_remote_tools",
+                    help: "Tools re-exported from a remote server",
+                    labels: vec![("server", remote.name)],
+                    value: remote.tools as i64,
+                });
+            }
+        }
+        samples
+    }));
 }
 
 async fn wait_for_signal() {

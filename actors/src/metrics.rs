@@ -74,6 +74,51 @@ impl Outcome {
 type Labels2 = [(&'static str, &'static str); 2];
 type ToolLabels = [(&'static str, String); 2];
 
+/// One extra gauge sample: metric name, help, labels, value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GaugeSample {
+    /// The metric's name.
+    pub name: &'static str,
+    /// Its help text.
+    pub help: &'static str,
+    /// Its labels.
+    pub labels: Vec<(&'static str, String)>,
+    /// The value.
+    pub value: i64,
+}
+
+/// A provider of extra gauges, read at every scrape.
+pub type GaugeHook = Arc<dyn Fn() -> Vec<GaugeSample> + Send + Sync>;
+
+struct ExtraGauges(Arc<std::sync::RwLock<Option<GaugeHook>>>);
+
+impl std::fmt::Debug for ExtraGauges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExtraGauges")
+    }
+}
+
+impl Collector for ExtraGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let hook = self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let Some(hook) = hook else { return Ok(()) };
+        let samples = hook();
+        let mut names: Vec<(&'static str, &'static str)> = Vec::new();
+        for sample in &samples {
+            if !names.iter().any(|(n, _)| *n == sample.name) {
+                names.push((sample.name, sample.help));
+            }
+        }
+        for (name, help) in names {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for sample in samples.iter().filter(|s| s.name == name) {
+                ConstGauge::new(sample.value).encode(family.encode_family(&sample.labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The process's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -84,6 +129,7 @@ pub struct Metrics {
     sessions_opened: Counter,
     sessions_closed: Family<[(&'static str, &'static str); 1], Counter>,
     sessions_expired: Counter,
+    extra: ExtraGauges,
 }
 
 #[derive(Debug)]
@@ -150,12 +196,20 @@ impl Metrics {
         registry.register("mcpd_sessions_expired", "Sessions ended by idle expiry", sessions_expired.clone());
         registry.register_collector(Box::new(ActorCollector { counts }));
         registry.register_collector(Box::new(SessionGauge(live_sessions)));
-        Metrics { registry, requests, latency, tool_calls, sessions_opened, sessions_closed, sessions_expired }
+        let extra = Arc::new(std::sync::RwLock::new(None));
+        registry.register_collector(Box::new(ExtraGauges(extra.clone())));
+        let extra = ExtraGauges(extra);
+        Metrics { registry, requests, latency, tool_calls, sessions_opened, sessions_closed, sessions_expired, extra }
     }
 
     /// Metrics with no session registry (stdio, tests).
     pub fn standalone(counts: Arc<ActorCounts>) -> Self {
         Metrics::new(counts, Arc::new(|| 0))
+    }
+
+    /// Adds gauges read at every scrape (tool sets, remote servers' health).
+    pub fn set_gauges(&self, hook: GaugeHook) {
+        *self.extra.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(hook);
     }
 
     /// Records one request.

@@ -78,6 +78,15 @@ impl Mcpd {
         Mcpd { supervisor, listener, counts, metrics, sessions }
     }
 
+    /// Adds fields to the status JSON (and, through [`Metrics::set_gauges`], to `/metrics`);
+    /// call before [`Mcpd::start`].
+    ///
+    /// # Errors
+    /// When the listener is gone.
+    pub async fn set_status_extras(&self, extras: crate::http::StatusExtras) -> Result<(), RuntimeError> {
+        Ok(self.listener.send(crate::listener::SetStatusExtras(extras)).await?)
+    }
+
     /// The metrics.
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()

@@ -26,6 +26,9 @@ pub struct Root {
     pub name: Option<String>,
 }
 
+/// Hears the notifications a server sends (server name, method, params).
+pub type NotificationHook = Arc<dyn Fn(&str, &str, &Value) + Send + Sync>;
+
 /// The client's answers to server requests.
 #[derive(Clone)]
 pub struct ClientHandlers {
@@ -35,6 +38,8 @@ pub struct ClientHandlers {
     pub sampling: Option<Handler>,
     /// What `roots/list` answers.
     pub roots: Vec<Root>,
+    /// Called for every notification a server sends (e.g. `notifications/tools/list_changed`).
+    pub notifications: Option<NotificationHook>,
 }
 
 impl fmt::Debug for ClientHandlers {
@@ -52,6 +57,7 @@ impl Default for ClientHandlers {
             elicitation: Arc::new(|params| Box::pin(async move { Ok(accept_with_defaults(&params)) })),
             sampling: None,
             roots: Vec::new(),
+            notifications: None,
         }
     }
 }

@@ -406,6 +406,9 @@ impl Link {
             }
             (Some(method), None) => {
                 log::debug!("{}: notification {method}", self.cfg.name);
+                if let Some(hook) = &self.handlers.notifications {
+                    hook(&self.cfg.name, &method, message.get("params").unwrap_or(&Value::Null));
+                }
                 None
             }
             (None, id) => match (waiting_for, id) {

@@ -10,7 +10,7 @@ mod stdio;
 
 pub use connection::{CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest};
 pub use error::ClientError;
-pub use handlers::{ClientHandlers, Handler, HandlerFuture, Root};
+pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};
 pub use stdio::StdioCommand;

@@ -23,7 +23,6 @@ use crate::session::SessionRegistry;
 use crate::status::StatusCell;
 
 /// What every HTTP worker shares. Built once per listener start.
-#[derive(Debug)]
 pub struct AppState {
     /// The protocol layer.
     pub server: Arc<McpServer>,
@@ -47,6 +46,17 @@ pub struct AppState {
     pub session_config: SessionConfig,
     /// Actor counts (sessions and executors started here count themselves).
     pub counts: Arc<ActorCounts>,
+    /// More fields for the status JSON (tool sets, remote servers), computed per request.
+    pub extras: Option<StatusExtras>,
+}
+
+/// A provider of extra status fields (an object merged into the status JSON).
+pub type StatusExtras = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState").field("mode", &self.mode).finish_non_exhaustive()
+    }
 }
 
 /// Registers the routes on an actix-web app. With sessions, `GET` and `DELETE` on `/mcp` and
@@ -118,7 +128,15 @@ async fn status(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     if let Some(denied) = guard(&req, &state) {
         return denied;
     }
-    HttpResponse::Ok().json(state.status.snapshot())
+    let mut status = serde_json::to_value(state.status.snapshot()).unwrap_or_default();
+    if let Some(object) = status.as_object_mut() {
+        // The catalog changes at run time (the gateway): count what is exposed now.
+        object.insert("tools".into(), serde_json::json!(state.server.catalog().tools().count()));
+        if let Some(serde_json::Value::Object(more)) = state.extras.as_ref().map(|extras| extras()) {
+            object.extend(more);
+        }
+    }
+    HttpResponse::Ok().json(status)
 }
 
 async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {

@@ -1,4 +1,7 @@
 //! Agent tools served by mcpd itself: file tools confined to the project directory, command
 //! tools, and the tools of configured remote servers (the gateway).
 
+pub mod commands;
+pub mod files;
+pub mod gateway;
 pub mod paths;

@@ -1,0 +1,254 @@
+//! Running one command: spawned directly (never through a shell unless the caller built an
+//! `sh -c` argv), in its own process group, with an empty environment plus what the caller
+//! passes, stdin closed, stdout and stderr captured, under a time limit.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// How long the output pipes may stay open after the command itself ended (a background
+/// process of its group still holding them) before the group is killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// How long to wait for a killed process to be reaped.
+const REAP_LIMIT: Duration = Duration::from_secs(5);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(super) struct Invocation {
+    /// The program and its arguments (never empty).
+    pub(super) argv: Vec<String>,
+    /// The working directory (already confined to the project root).
+    pub(super) cwd: PathBuf,
+    /// The time limit.
+    pub(super) timeout: Duration,
+    /// The whole environment of the command (nothing else is inherited).
+    pub(super) env: Vec<(OsString, OsString)>,
+}
+
+/// What came out: stdout and stderr merged, in the order their chunks were read.
+#[derive(Debug)]
+pub(super) struct Capture {
+    /// The first `max_log` bytes.
+    pub(super) log: Vec<u8>,
+    /// Every byte the command wrote.
+    pub(super) total: u64,
+    tail: Vec<u8>,
+    max_log: usize,
+    max_tail: usize,
+}
+
+impl Capture {
+    pub(super) fn new(max_log: usize, max_tail: usize) -> Self {
+        Capture { log: Vec::new(), total: 0, tail: Vec::new(), max_log, max_tail }
+    }
+
+    pub(super) fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let room = self.max_log.saturating_sub(self.log.len()).min(chunk.len());
+        self.log.extend_from_slice(&chunk[..room]);
+        let keep = self.max_tail.saturating_add(4);
+        if chunk.len() >= keep {
+            self.tail.clear();
+            self.tail.extend_from_slice(&chunk[chunk.len() - keep..]);
+        } else {
+            self.tail.extend_from_slice(chunk);
+            if self.tail.len() > keep.saturating_mul(2) {
+                self.tail.drain(..self.tail.len() - keep);
+            }
+        }
+    }
+
+    /// The last `max_tail` bytes (starting on a UTF-8 boundary, decoded lossily) and whether
+    /// that is less than the whole output.
+    pub(super) fn tail_text(&self) -> (String, bool) {
+        let mut start = self.tail.len().saturating_sub(self.max_tail);
+        let limit = (start + 3).min(self.tail.len());
+        while start > 0 && start < limit && is_continuation(self.tail[start]) {
+            start += 1;
+        }
+        let kept = &self.tail[start..];
+        (String::from_utf8_lossy(kept).into_owned(), self.total > kept.len() as u64)
+    }
+}
+
+/// A UTF-8 continuation byte (`10xxxxxx`): not the start of a character.
+pub(super) fn is_continuation(byte: u8) -> bool {
+    byte & 0b1100_0000 == 0b1000_0000
+}
+
+/// How the command ended.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    /// The exit code (none when a signal ended it).
+    pub(super) exit_code: Option<i32>,
+    /// The signal that ended it (Unix).
+    pub(super) signal: Option<i32>,
+    /// It ran out of time and was killed.
+    pub(super) timed_out: bool,
+    /// From spawn to the end of its output.
+    pub(super) duration: Duration,
+    /// Its output.
+    pub(super) capture: Capture,
+}
+
+/// Kills the command's process group when dropped (a cancelled call, a server time limit)
+/// unless disarmed.
+#[derive(Debug)]
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+            // Never 0 (our own group) or 1; the child was spawned as the leader of its own group.
+            if pgid > 1 {
+                // SAFETY: killpg only sends a signal; the group is the command's own.
+                unsafe {
+                    libc::killpg(pgid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn read_some<R: AsyncRead + Unpin>(pipe: &mut Option<R>, buf: &mut [u8]) -> Option<usize> {
+    match pipe {
+        Some(pipe) => match pipe.read(buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(n),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+fn describe(status: Option<std::io::Result<ExitStatus>>) -> (Option<i32>, Option<i32>) {
+    match status {
+        Some(Ok(status)) => {
+            #[cfg(unix)]
+            let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+            #[cfg(not(unix))]
+            let signal = None;
+            (status.code(), signal)
+        }
+        _ => (None, None),
+    }
+}
+
+/// Runs the command to its end (or its time limit).
+///
+/// The command leads a new process group; when it runs out of time, or when this future is
+/// dropped before it ends, the whole group is killed. When the command ends but a process it
+/// left behind keeps the output pipes open for more than a second, that group is killed too;
+/// background processes that redirected their output elsewhere are left alone.
+///
+/// # Errors
+/// When the program cannot be started (not found, not executable...).
+pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: usize) -> Result<Outcome, String> {
+    let Invocation { argv, cwd, timeout, env } = invocation;
+    let (program, args) = argv.split_first().ok_or("argv is empty")?;
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(&cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|e| format!("could not start {program:?}: {e}"))?;
+    // Declared after `child`, so dropped before it: the group dies while its leader is unreaped.
+    let mut group = GroupGuard { pgid: child.id() };
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut capture = Capture::new(max_log, max_tail);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    let mut status: Option<std::io::Result<ExitStatus>> = None;
+    let mut timed_out = false;
+    let mut out_buf = vec![0u8; 16 * 1024];
+    let mut err_buf = vec![0u8; 16 * 1024];
+    loop {
+        if status.is_some() && stdout.is_none() && stderr.is_none() {
+            break;
+        }
+        let wake = drain_until.unwrap_or(deadline);
+        tokio::select! {
+            read = read_some(&mut stdout, &mut out_buf) => match read {
+                Some(n) => capture.push(&out_buf[..n]),
+                None => stdout = None,
+            },
+            read = read_some(&mut stderr, &mut err_buf) => match read {
+                Some(n) => capture.push(&err_buf[..n]),
+                None => stderr = None,
+            },
+            ended = child.wait(), if status.is_none() => {
+                status = Some(ended);
+                drain_until = Some(tokio::time::Instant::now() + DRAIN_GRACE);
+            },
+            () = tokio::time::sleep_until(wake) => {
+                if status.is_none() {
+                    // Out of time: kill the group while its leader is still unreaped.
+                    timed_out = true;
+                    group.kill();
+                    let _ = child.start_kill();
+                    status = Some(match tokio::time::timeout(REAP_LIMIT, child.wait()).await {
+                        Ok(ended) => ended,
+                        Err(_) => Err(std::io::Error::other("the killed process was not reaped in time")),
+                    });
+                    drain_until = Some(tokio::time::Instant::now() + DRAIN_GRACE);
+                } else {
+                    // Ended, but something of its group still holds the pipes.
+                    group.kill();
+                    break;
+                }
+            },
+        }
+    }
+    group.disarm();
+    let (exit_code, signal) = describe(status);
+    Ok(Outcome { exit_code, signal, timed_out, duration: started.elapsed(), capture })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_starts_on_a_character_boundary() {
+        let mut capture = Capture::new(4, 5);
+        capture.push("aé€".as_bytes()); // 1 + 2 + 3 bytes
+        assert_eq!(capture.log, b"a\xc3\xa9\xe2");
+        let (tail, truncated) = capture.tail_text();
+        assert_eq!(tail, "é€");
+        assert!(truncated);
+        let mut small = Capture::new(100, 100);
+        small.push(b"hello");
+        assert_eq!(small.tail_text(), ("hello".to_owned(), false));
+        let mut big = Capture::new(10, 8);
+        for _ in 0..100 {
+            big.push(b"0123456789");
+        }
+        assert_eq!(big.total, 1000);
+        assert_eq!(big.tail_text(), ("23456789".to_owned(), true));
+    }
+}

@@ -1,0 +1,347 @@
+//! The gateway: the tools of remote MCP servers (a desktop-host `mcpServers` file: Streamable
+//! HTTP, HTTP+SSE or stdio entries) re-exported as tools of this server, called through the
+//! client's `ClientConnection` actors.
+//!
+//! Names: `<server>__<tool>`, where `<server>` is the entry's name lowered to `[a-z0-9_-]` with
+//! runs of other characters (and of `_`) collapsed to one `_`, and made unique with `_2`, `_3`…
+//! The first `__` of an exported name therefore always separates server from tool, so no two
+//! remote tools can collide. A remote that is down makes its tools fail with `isError: true` and
+//! the reason; a remote's `notifications/tools/list_changed` refreshes its tools here (and so
+//! reaches this server's own clients).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcpd::catalog::{LiveCatalog, ToolError};
+use mcpd::client::config::{ServersFile, Transport};
+use mcpd::config::ToolFilter;
+use mcpd::model::{CallToolResult, Implementation, Tool};
+use serde_json::{json, Map, Value};
+
+use crate::client::{ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord, StdioCommand};
+use crate::counts::ActorCounts;
+
+/// The separator between server and tool in exported names.
+pub const SEPARATOR: &str = "__";
+
+/// What the gateway knows of one remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHealth {
+    /// The server's name in the file.
+    pub name: String,
+    /// The prefix of its exported tools.
+    pub prefix: String,
+    /// `stdio`, `streamable_http` or `sse`.
+    pub transport: String,
+    /// Whether the last contact succeeded.
+    pub up: bool,
+    /// Tools currently exported.
+    pub tools: usize,
+    /// The last error, if the last contact failed.
+    pub error: Option<String>,
+}
+
+/// Reads a servers file into records (one per entry; stdio entries start a child).
+///
+/// # Errors
+/// A message naming the file or the entry that cannot be used.
+pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let entries = raw
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("{} has no mcpServers object", path.display()))?;
+    let file = ServersFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut records = Vec::new();
+    for (name, entry) in entries {
+        let timeout = entry.get("timeout").and_then(Value::as_i64);
+        let mut record = if entry.get("command").is_some() {
+            ServerRecord::stdio(name.clone(), stdio_command(name, entry)?)
+        } else {
+            let document = file.document(name).ok_or_else(|| format!("server {name} vanished"))?;
+            document.resolve().map_err(|e| format!("server {name}: {e}"))?;
+            ServerRecord::new(name.clone(), document)
+        };
+        record.timeout_secs = mcpd::client::config::timeout_seconds(timeout);
+        records.push(record);
+    }
+    Ok(records)
+}
+
+fn stdio_command(name: &str, entry: &Value) -> Result<StdioCommand, String> {
+    let program = entry.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
+    let program = program.ok_or_else(|| format!("server {name}: command must be a non-empty string"))?;
+    let args = match entry.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(args)) => args
+            .iter()
+            .map(|a| a.as_str().map(str::to_owned).ok_or_else(|| format!("server {name}: args must be strings")))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(format!("server {name}: args must be an array of strings")),
+    };
+    let env = match entry.get("env") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(env)) => env
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|v| (k.clone(), v.to_owned()))
+                    .ok_or_else(|| format!("server {name}: env {k} must be a string"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(format!("server {name}: env must be an object of strings")),
+    };
+    let cwd = entry.get("cwd").and_then(Value::as_str).map(Into::into);
+    Ok(StdioCommand { program: program.to_owned(), args, env, cwd })
+}
+
+/// The prefix for a server name: `[a-z0-9_-]`, no `__`, unique among `taken`.
+pub fn prefix_for(name: &str, taken: &[String]) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
+        if c == '_' && out.ends_with('_') {
+            continue;
+        }
+        out.push(c);
+    }
+    let base = out.trim_matches('_').to_owned();
+    let base = if base.is_empty() { "server".to_owned() } else { base };
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
+}
+
+struct Remote {
+    id: String,
+    prefix: String,
+}
+
+/// The gateway over a set of remotes.
+pub struct Gateway {
+    manager: ClientManager,
+    live: Arc<LiveCatalog>,
+    filter: ToolFilter,
+    remotes: Vec<Remote>,
+    health: Mutex<HashMap<String, RemoteHealth>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("remotes", &self.remotes.len()).finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway exporting the tools of `records` into `live` (tools the filter refuses are not
+    /// exported). Call [`Gateway::refresh_all`] to fetch them.
+    pub fn new(
+        records: Vec<ServerRecord>,
+        live: Arc<LiveCatalog>,
+        filter: ToolFilter,
+        counts: Arc<ActorCounts>,
+    ) -> Arc<Gateway> {
+        Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
+            let hook_target = weak.clone();
+            let hook: NotificationHook = Arc::new(move |server, method, _params| {
+                if method == "notifications/tools/list_changed" {
+                    if let Some(gateway) = hook_target.upgrade() {
+                        let server = server.to_owned();
+                        actix_rt::spawn(async move { gateway.refresh_named(&server).await });
+                    }
+                }
+            });
+            let handlers = ClientHandlers { notifications: Some(hook), ..ClientHandlers::default() };
+            let manager =
+                ClientManager::new(handlers, Implementation::new("mcpd-gateway", env!("CARGO_PKG_VERSION")), counts);
+            let mut remotes = Vec::new();
+            let mut taken = Vec::new();
+            let mut health = HashMap::new();
+            for record in records {
+                let prefix = prefix_for(&record.id, &taken);
+                taken.push(prefix.clone());
+                let transport = match (&record.command, record.document.resolve().map(|c| c.transport)) {
+                    (Some(_), _) => "stdio",
+                    (None, Ok(Transport::Sse)) => "sse",
+                    _ => "streamable_http",
+                };
+                health.insert(
+                    record.id.clone(),
+                    RemoteHealth {
+                        name: record.id.clone(),
+                        prefix: prefix.clone(),
+                        transport: transport.to_owned(),
+                        up: false,
+                        tools: 0,
+                        error: Some("not contacted yet".into()),
+                    },
+                );
+                remotes.push(Remote { id: record.id.clone(), prefix });
+                manager.upsert(record);
+            }
+            Gateway { manager, live, filter, remotes, health: Mutex::new(health) }
+        })
+    }
+
+    /// Fetches every remote's tools (remotes that fail are marked down; their tools stay out).
+    pub async fn refresh_all(self: &Arc<Self>) {
+        let ids: Vec<String> = self.remotes.iter().map(|r| r.id.clone()).collect();
+        futures_util::future::join_all(ids.iter().map(|id| self.refresh(id))).await;
+    }
+
+    async fn refresh_named(self: &Arc<Self>, name: &str) {
+        // A link is named after its record id (stdio) or its configuration's name.
+        let id = self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
+            self.remotes
+                .iter()
+                .find(|r| {
+                    self.manager
+                        .record(&r.id)
+                        .and_then(|rec| rec.document.resolve().ok())
+                        .is_some_and(|c| c.name == name)
+                })
+                .map(|r| r.id.clone())
+        });
+        if let Some(id) = id {
+            self.refresh(&id).await;
+        }
+    }
+
+    /// Fetches one remote's tools and replaces its exported tools.
+    pub async fn refresh(self: &Arc<Self>, id: &str) {
+        let Some(remote) = self.remotes.iter().find(|r| r.id == id) else { return };
+        let outcome = self.manager.test_and_refresh_tools(id).await;
+        let prefix = format!("{}{SEPARATOR}", remote.prefix);
+        let exported: Vec<Tool> = match &outcome {
+            Ok(tools) => tools
+                .iter()
+                .map(|tool| export(tool, &remote.prefix, id))
+                .filter(|tool| self.filter.allows(&tool.name))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let count = exported.len();
+        let gateway = self.clone();
+        self.live.update(|catalog| {
+            for name in catalog.tool_names().into_iter().filter(|n| n.starts_with(&prefix)) {
+                catalog.remove_tool(&name);
+            }
+            for tool in exported {
+                let remote_name = tool.name[prefix.len()..].to_owned();
+                let (gateway, server) = (gateway.clone(), id.to_owned());
+                catalog.add_tool(tool, move |arguments: Map<String, Value>, _ctx| {
+                    let (gateway, server, remote_name) = (gateway.clone(), server.clone(), remote_name.clone());
+                    async move { gateway.call(&server, &remote_name, arguments).await }
+                });
+            }
+        });
+        self.set_health(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string));
+        if let Err(e) = outcome {
+            log::warn!("gateway: remote {id} is down: {e}");
+        }
+    }
+
+    async fn call(&self, server: &str, tool: &str, arguments: Map<String, Value>) -> Result<CallToolResult, ToolError> {
+        match self.manager.call_tool(server, tool, arguments).await {
+            Ok(result) => {
+                self.mark_up(server);
+                // Passed through faithfully: content, structured content and isError as received.
+                Ok(serde_json::from_value::<CallToolResult>(result.raw.clone()).unwrap_or(CallToolResult {
+                    content: result.content,
+                    structured_content: result.structured_content,
+                    is_error: result.is_error,
+                    meta: None,
+                }))
+            }
+            Err(error) => {
+                self.mark_down(server, &error);
+                Err(ToolError::failed(format!("remote server {server} failed: {error}")))
+            }
+        }
+    }
+
+    fn set_health(&self, id: &str, outcome: Result<usize, String>) {
+        let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = health.get_mut(id) {
+            match outcome {
+                Ok(tools) => {
+                    entry.up = true;
+                    entry.tools = tools;
+                    entry.error = None;
+                }
+                Err(error) => {
+                    entry.up = false;
+                    entry.tools = 0;
+                    entry.error = Some(error);
+                }
+            }
+        }
+    }
+
+    fn mark_up(&self, id: &str) {
+        if let Some(entry) = self.health.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id) {
+            entry.up = true;
+            entry.error = None;
+        }
+    }
+
+    fn mark_down(&self, id: &str, error: &ClientError) {
+        if let Some(entry) = self.health.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id) {
+            entry.up = false;
+            entry.error = Some(error.to_string());
+        }
+    }
+
+    /// Every remote's health, in file order.
+    pub fn health(&self) -> Vec<RemoteHealth> {
+        let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        self.remotes.iter().filter_map(|r| health.get(&r.id).cloned()).collect()
+    }
+
+    /// The health as JSON (for the status endpoint).
+    pub fn health_json(&self) -> Value {
+        json!(self
+            .health()
+            .into_iter()
+            .map(|h| json!({"name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools, "error": h.error}))
+            .collect::<Vec<_>>())
+    }
+
+    /// Closes every connection (DELETE sessions, stop children).
+    pub async fn close(&self) {
+        self.manager.close().await;
+    }
+}
+
+/// A remote tool as this server exports it.
+fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
+    let mut exported = tool.clone();
+    exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
+    let description = tool.description.as_deref().unwrap_or("");
+    exported.description = Some(format!("[{server}] {description}").trim_end().to_owned());
+    exported
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_sanitized_and_unique() {
+        let mut taken = Vec::new();
+        for (name, expected) in
+            [("Docs", "docs"), ("my server!", "my_server"), ("a__b", "a_b"), ("docs", "docs_2"), ("", "server")]
+        {
+            let prefix = prefix_for(name, &taken);
+            assert_eq!(prefix, expected);
+            assert!(!prefix.contains(SEPARATOR));
+            taken.push(prefix);
+        }
+    }
+}
