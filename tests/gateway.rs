@@ -1,0 +1,151 @@
+//! The gateway: remote servers' tools re-exported under `<server>__<tool>`, called through the
+//! client runtime, failures passed through faithfully, a down remote failing only its own tools,
+//! list_changed from a remote reaching this server's catalog, and — end to end — the official
+//! Python SDK driving `mcpd --servers` whose remotes are the npm server-everything over stdio and
+//! another mcpd over HTTP.
+
+mod common;
+#[path = "support/interop_servers.rs"]
+mod interop_servers;
+#[path = "support/process.rs"]
+mod process;
+#[path = "support/python.rs"]
+mod python;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use mcpd::catalog::LiveCatalog;
+use mcpd::client::config::ConfigDocument;
+use mcpd::config::ToolFilter;
+use mcpd::model::{CallToolResult, Tool};
+use mcpd::{Catalog, ServerOptions};
+use mcpd_actors::client::ServerRecord;
+use mcpd_actors::tools::gateway::Gateway;
+use mcpd_actors::{ActorCounts, TransportMode};
+use serde_json::{json, Map, Value};
+
+async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..250 {
+        if check() {
+            return true;
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Remote tools are listed under `<server>__<tool>`, called with their arguments, their
+/// `isError` results passed through; a down remote is reported and only its tools are missing;
+/// a remote's list_changed refreshes the exported tools; enabledTools filters them too.
+#[actix_rt::test]
+async fn remote_tools_are_namespaced_called_and_refreshed() {
+    let remote_live = Arc::new(LiveCatalog::new(test_catalog()));
+    let remote = start_live(remote_live.clone(), ServerOptions { sessions: true, ..Default::default() }, |c| {
+        c.mode = TransportMode::StreamableHttp
+    })
+    .await;
+    // Pinned to a handshake revision: the session's standalone stream carries list_changed.
+    let document = format!(r#"{{"url":"{}","protocolVersion":"2025-11-25"}}"#, remote.url("/mcp"));
+    let mut down =
+        ServerRecord::new("Down Server", ConfigDocument::parse(r#"{"url":"http://127.0.0.1:1/mcp"}"#).unwrap());
+    down.timeout_secs = 5;
+    let records = vec![ServerRecord::new("Remote One", ConfigDocument::parse(&document).unwrap()), down];
+
+    let live = Arc::new(LiveCatalog::new(Catalog::new()));
+    let filter = ToolFilter::from_value(Some("remote_one__* !ignored"));
+    let gateway = Gateway::new(records, live.clone(), filter, Arc::new(ActorCounts::new()));
+    gateway.refresh_all().await;
+    let names = live.snapshot().tool_names();
+    assert!(names.contains(&"remote_one__echo".to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("remote_one__")), "the down server exports nothing: {names:?}");
+    let health = gateway.health();
+    assert!(health[0].up && health[0].tools == names.len(), "{health:?}");
+    assert!(!health[1].up && health[1].error.as_deref().is_some_and(|e| e.contains("connect")), "{health:?}");
+
+    let server = start_live(live.clone(), Default::default(), |_| {}).await;
+    let echo = post_legacy(
+        &server,
+        "2025-11-25",
+        1,
+        "tools/call",
+        json!({"name":"remote_one__echo","arguments":{"text":"through"}}),
+    )
+    .await;
+    assert_eq!(echo.json()["result"]["content"][0]["text"], "through");
+    let failed = post_legacy(&server, "2025-11-25", 2, "tools/call", json!({"name":"remote_one__fail"})).await;
+    assert_eq!(failed.json()["result"]["isError"], true);
+    assert_eq!(failed.json()["result"]["content"][0]["text"], "the disk is on fire", "passed through faithfully");
+
+    remote_live.update(|c| {
+        c.add_tool(Tool::new("fresh", "Added later.", json!({"type":"object"})), |_a: Map<String, Value>, _c| async {
+            Ok(CallToolResult::text("fresh"))
+        });
+    });
+    assert!(wait_for(|| live.snapshot().tool("remote_one__fresh").is_some()).await, "list_changed propagated");
+
+    // The remote goes away: its tools fail with isError and the reason, the server stays up.
+    remote.runtime.close().await.unwrap();
+    let gone = post_legacy(
+        &server,
+        "2025-11-25",
+        3,
+        "tools/call",
+        json!({"name":"remote_one__echo","arguments":{"text":"x"}}),
+    )
+    .await;
+    assert_eq!(gone.status, 200);
+    assert_eq!(gone.json()["result"]["isError"], true);
+    assert!(gone.json()["result"]["content"][0]["text"].as_str().unwrap().contains("Remote One"));
+    assert!(!gateway.health()[0].up);
+    gateway.close().await;
+}
+
+/// End to end: the Python SDK talks to `mcpd --servers FILE` whose remotes are the npm
+/// server-everything over stdio and another mcpd over HTTP; it lists both servers' tools and
+/// calls one of each through mcpd.
+#[test]
+fn python_client_uses_two_remotes_through_mcpd() {
+    let Some(python) = python::python_with(python::MCP_SDK) else { return };
+    let Some(entry) = interop_servers::everything_entry() else { return };
+    let remote = process::HttpChild::spawn(&["--no-file-tools"]);
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.json");
+    let file = json!({"mcpServers": {
+        "everything": {"command": interop_servers::node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]},
+        "local": {"url": remote.url()}
+    }});
+    std::fs::write(&servers, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    let gateway = process::HttpChild::spawn(&["--no-file-tools", "--servers", servers.to_str().unwrap()]);
+    // Remote tools appear as the remotes answer; give them a moment.
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let (_, _, body) = process::http(gateway.port, "GET", "/status", &[], "");
+        status = serde_json::from_str(&body).unwrap_or_default();
+        if status["remotes"].as_array().is_some_and(|r| r.iter().all(|s| s["up"] == true)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(status["remotes"].as_array().unwrap().iter().all(|s| s["up"] == true), "{status}");
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(python::repo_root().join("tests/interop/py_gateway_client.py"))
+        .arg(gateway.url())
+        .arg(r#"everything__echo={"message":"hi everything"}"#)
+        .arg(r#"local__echo={"text":"hi local"}"#)
+        .arg(r#"local__echo={"text":5}"#);
+    let output = process::run_with_timeout(&mut cmd, b"", Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        tools.contains(&"everything__echo") && tools.contains(&"local__echo") && tools.contains(&"echo"),
+        "{tools:?}"
+    );
+    let calls = report["calls"].as_array().unwrap();
+    assert!(calls[0]["result"]["content"][0]["text"].as_str().unwrap().contains("hi everything"), "{}", calls[0]);
+    assert_eq!(calls[1]["result"]["content"][0]["text"], "hi local");
+    assert_eq!(calls[2]["result"]["isError"], true, "a remote tool's own failure stays a tool failure: {}", calls[2]);
+}
