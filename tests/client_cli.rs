@@ -58,7 +58,8 @@ fn servers_file(dir: &tempfile::TempDir, local_url: &str) -> PathBuf {
         "mcpServers": {
             "local": { "url": local_url },
             "other": { "url": format!("http://127.0.0.1:{}/mcp", closed_port()) },
-            "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }
+            "fs": { "command": process::mcpd_binary(), "args": ["--no-file-tools"] },
+            "gone": { "command": "/nonexistent/mcpd-test-server" }
         }
     });
     std::fs::write(&path, serde_json::to_vec_pretty(&file).expect("json")).expect("write servers file");
@@ -221,19 +222,21 @@ fn config_file_with_several_servers() {
         assert_ok(&mcpd(&["call", "--config", file, "--server", "local", "echo", "--args", r#"{"text":"cfg"}"#]));
     assert_eq!(stdout, "cfg\n");
 
-    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "fs"]));
-    assert_eq!(
-        line,
-        "mcpd: Server \"fs\" uses the stdio transport, which mcpd's client does not support yet; use a Streamable \
-         HTTP or HTTP+SSE server."
-    );
-    let line = assert_exit_2(&mcpd(&["call", "--config", file, "--server", "fs", "echo"]));
-    assert!(line.contains("stdio transport"), "{line}");
+    // A stdio entry starts the child (another mcpd) and talks to it over its stdin/stdout.
+    let stdout = assert_ok(&mcpd(&["tools", "--config", file, "--server", "fs"]));
+    assert!(stdout.starts_with("echo  ") && stdout.ends_with("(2 tools)\n"), "{stdout}");
+    let stdout =
+        assert_ok(&mcpd(&["call", "--config", file, "--server", "fs", "echo", "--args", r#"{"text":"over stdio"}"#]));
+    assert_eq!(stdout, "over stdio\n");
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "fs", "--header", "A: b"]));
+    assert_eq!(line, "mcpd: --header, --sse and --protocol-version apply to HTTP servers, not to a stdio server");
+    let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "gone"]));
+    assert!(line.contains("/nonexistent/mcpd-test-server"), "{line}");
 
     let line = assert_exit_2(&mcpd(&["tools", "--config", file]));
-    assert!(line.contains("several servers (local, other, fs)") && line.contains("--server"), "{line}");
+    assert!(line.contains("several servers (local, other, fs, gone)") && line.contains("--server"), "{line}");
     let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "nope"]));
-    assert!(line.contains("no server \"nope\"") && line.contains("local, other, fs"), "{line}");
+    assert!(line.contains("no server \"nope\"") && line.contains("local, other, fs, gone"), "{line}");
     let line = assert_exit_2(&mcpd(&["tools", "--config", file, "--server", "other"]));
     assert!(line.starts_with("mcpd: transport error"), "{line}");
     let line = assert_exit_2(&mcpd(&["tools", &server.url(), "--config", file]));

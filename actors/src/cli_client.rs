@@ -11,7 +11,7 @@ use mcpd::client::config::{ConfigDocument, ServersFile};
 use mcpd::model::{ContentBlock, Implementation};
 use serde_json::{json, Map, Value};
 
-use crate::client::{ClientHandlers, ClientManager, ServerRecord};
+use crate::client::{ClientHandlers, ClientManager, ServerRecord, StdioCommand};
 use crate::counts::ActorCounts;
 
 /// Which server to talk to, and how.
@@ -135,8 +135,36 @@ fn manager() -> ClientManager {
     )
 }
 
-fn record(document: ConfigDocument, target: &Target) -> ServerRecord {
-    ServerRecord { timeout_secs: target.timeout, ..ServerRecord::new("cli", document) }
+/// The record of the server to talk to: a stdio entry of `--config` starts a child, anything
+/// else is an HTTP server.
+fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
+    if let (None, Some(command)) = (url, stdio_entry(target)?) {
+        if !target.headers.is_empty() || target.sse || target.protocol_version.is_some() {
+            return Err(failure("--header, --sse and --protocol-version apply to HTTP servers, not to a stdio server"));
+        }
+        return Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::stdio("cli", command) });
+    }
+    let document = document(url, target)?;
+    Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::new("cli", document) })
+}
+
+/// The command of the chosen `--config` entry when it is a stdio server (it has `command`).
+fn stdio_entry(target: &Target) -> Result<Option<StdioCommand>, Failure> {
+    let Some(path) = &target.config else { return Ok(None) };
+    let text = std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?;
+    let Ok(raw) = serde_json::from_str::<Value>(&text) else { return Ok(None) };
+    let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else { return Ok(None) };
+    let entry = match (&target.server, servers.len()) {
+        (Some(name), _) => servers.get(name.as_str()).map(|entry| (name.as_str(), entry)),
+        (None, 1) => servers.iter().next().map(|(name, entry)| (name.as_str(), entry)),
+        (None, _) => None,
+    };
+    match entry {
+        Some((name, entry)) if entry.get("command").is_some() => {
+            crate::tools::gateway::stdio_command(name, entry).map(Some).map_err(failure)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Runs `mcpd tools`; the text to print on success.
@@ -144,9 +172,9 @@ fn record(document: ConfigDocument, target: &Target) -> ServerRecord {
 /// # Errors
 /// A [`Failure`] with exit code 2.
 pub async fn tools(args: ToolsArgs) -> Result<String, Failure> {
-    let document = document(args.url.as_deref(), &args.target)?;
+    let record = record(args.url.as_deref(), &args.target)?;
     let manager = manager();
-    manager.upsert(record(document, &args.target));
+    manager.upsert(record);
     let outcome = manager.test_and_refresh_tools("cli").await;
     manager.close().await;
     let tools = outcome.map_err(|e| failure(e.to_string()))?;
@@ -178,9 +206,9 @@ pub async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
         Ok(_) => return Err(failure("--args must be a JSON object")),
         Err(e) => return Err(failure(format!("--args is not JSON: {e}"))),
     };
-    let document = document(url.as_deref(), &args.target)?;
+    let record = record(url.as_deref(), &args.target)?;
     let manager = manager();
-    manager.upsert(record(document, &args.target));
+    manager.upsert(record);
     let outcome = manager.call_tool("cli", &tool, arguments).await;
     manager.close().await;
     let result = outcome.map_err(|e| failure(e.to_string()))?;

@@ -26,15 +26,15 @@
 //! |---|---|---|
 //! | name | `node.name`, else the server key, else `MCP Server` | display only |
 //! | endpoint | `node.url`, else `root.url`; likewise `baseUrl` | both set → they must be equal; `url` wins |
-//! | transport | `node.type`, else `node.transport` | see [`Transport::parse`]; `stdio` is refused |
+//! | transport | `node.type`, else `node.transport` | see [`Transport::parse`]; `stdio` has no endpoint |
 //! | headers | `node.headers`, else (nested, node has no `headers` key) `root.headers` | all or nothing, never merged |
 //! | pin | `node.protocolVersion`, else `root.protocolVersion`, else an `MCP-Protocol-Version` header | must agree with that header |
 //!
 //! String fields that are missing, `null` or blank count as absent; any other non-string value
 //! is refused ([`ConfigError::FieldNotString`]). `mcpServers` and `headers`, when present, must
 //! be objects (`null` included). An entry with no `type`/`transport` but a `command` or `args`
-//! key is a stdio server and is refused with [`ConfigError::Stdio`] until mcpd's client gains
-//! that transport.
+//! key is a stdio server: it has no HTTP endpoint, so resolving it is [`ConfigError::Stdio`];
+//! the runtime starts such entries as child processes (`ServerRecord::stdio` in `mcpd-actors`).
 //!
 //! # Headers
 //!
@@ -250,7 +250,7 @@ pub enum ConfigError {
     /// The server is a stdio server (`type: stdio`, or `command` / `args` without a type); holds
     /// its name (the server key when there is one).
     #[display(
-        "Server {_0:?} uses the stdio transport, which mcpd's client does not support yet; use a Streamable HTTP or HTTP+SSE server."
+        "Server {_0:?} uses the stdio transport: it has no HTTP endpoint to resolve; start it as a child process instead."
     )]
     Stdio(#[error(not(source))] String),
     /// The endpoint is blank or not `http://` / `https://`.
@@ -1162,7 +1162,7 @@ mod tests {
             ),
             (
                 r#"{"command":"npx","args":["-y","server"]}"#,
-                "Server \"MCP Server\" uses the stdio transport, which mcpd's client does not support yet; use a Streamable HTTP or HTTP+SSE server.",
+                "Server \"MCP Server\" uses the stdio transport: it has no HTTP endpoint to resolve; start it as a child process instead.",
             ),
         ];
         for (text, expected) in cases {
@@ -1710,7 +1710,7 @@ mod tests {
         assert_eq!(err, &ConfigError::Stdio("files".into()));
         assert_eq!(
             err.to_string(),
-            "Server \"files\" uses the stdio transport, which mcpd's client does not support yet; use a Streamable HTTP or HTTP+SSE server."
+            "Server \"files\" uses the stdio transport: it has no HTTP endpoint to resolve; start it as a child process instead."
         );
 
         assert_eq!(file.get("legacy").unwrap().unwrap(), *legacy);

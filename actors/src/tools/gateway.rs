@@ -70,7 +70,11 @@ pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
     Ok(records)
 }
 
-fn stdio_command(name: &str, entry: &Value) -> Result<StdioCommand, String> {
+/// The command of a stdio entry (`command`, `args`, `env`, `cwd`).
+///
+/// # Errors
+/// A message naming the entry and the field that is wrong.
+pub fn stdio_command(name: &str, entry: &Value) -> Result<StdioCommand, String> {
     let program = entry.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
     let program = program.ok_or_else(|| format!("server {name}: command must be a non-empty string"))?;
     let args = match entry.get("args") {
