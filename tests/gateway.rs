@@ -149,3 +149,76 @@ fn python_client_uses_two_remotes_through_mcpd() {
     assert_eq!(calls[1]["result"]["content"][0]["text"], "hi local");
     assert_eq!(calls[2]["result"]["isError"], true, "a remote tool's own failure stays a tool failure: {}", calls[2]);
 }
+
+/// What `mcpd … --servers` shows: `enabledTools` filters the gateway's tools like any other, the
+/// status JSON counts the exposed tools per set and reports each remote's health, and `/metrics`
+/// carries the same as gauges. One remote is up (another mcpd over HTTP), one is down.
+#[test]
+fn status_and_metrics_show_tool_sets_and_remote_health() {
+    let remote = process::HttpChild::spawn(&["--no-file-tools"]);
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.json");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let file = json!({"mcpServers": {
+        "Local One": {"url": remote.url()},
+        "gone": {"url": format!("http://127.0.0.1:{closed}/mcp"), "timeout": 5}
+    }});
+    std::fs::write(&servers, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
+    let props = dir.path().join("mcp.properties");
+    std::fs::write(&props, "enabledTools=echo, read_*, local_one__ech?, gone__*\n").unwrap();
+    let gateway = process::HttpChild::spawn(&[
+        "-c",
+        props.to_str().unwrap(),
+        "-d",
+        dir.path().to_str().unwrap(),
+        "--servers",
+        servers.to_str().unwrap(),
+    ]);
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let (_, _, body) = process::http(gateway.port, "GET", "/status", &[], "");
+        status = serde_json::from_str(&body).unwrap_or_default();
+        if status["remotes"].as_array().is_some_and(|r| r.len() == 2 && r[0]["up"] == true && r[1]["error"].is_string())
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        status["toolSets"],
+        json!({"builtin": 1, "files": 1, "commands": 0, "declared": 0, "gateway": 1}),
+        "{status}"
+    );
+    assert_eq!(status["tools"], 3, "{status}");
+    let remotes = status["remotes"].as_array().unwrap();
+    assert_eq!(remotes[0]["name"], "Local One");
+    assert_eq!(remotes[0]["prefix"], "local_one");
+    assert_eq!(remotes[0]["transport"], "streamable_http");
+    assert_eq!(remotes[0]["up"], true);
+    assert_eq!(remotes[0]["tools"], 1, "only local_one__echo passes enabledTools: {status}");
+    assert_eq!(remotes[1]["name"], "gone");
+    assert_eq!(remotes[1]["up"], false);
+    assert!(remotes[1]["error"].as_str().unwrap().contains("transport"), "{status}");
+
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let headers = [("Content-Type", "application/json"), ("MCP-Protocol-Version", "2025-11-25")];
+    let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &headers, body);
+    assert_eq!(code, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let names: Vec<&str> =
+        answer["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["echo", "local_one__echo", "read_file"], "{answer}");
+
+    let (code, _, metrics) = process::http(gateway.port, "GET", "/metrics", &[], "");
+    assert_eq!(code, 200);
+    for line in [
+        r#"mcpd_tools_exposed{set="builtin"} 1"#,
+        r#"mcpd_tools_exposed{set="files"} 1"#,
+        r#"mcpd_tools_exposed{set="gateway"} 1"#,
+        r#"mcpd_remote_up{server="Local One",transport="streamable_http"} 1"#,
+        r#"mcpd_remote_up{server="gone",transport="streamable_http"} 0"#,
+        r#"mcpd_remote_tools{server="Local One"} 1"#,
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "missing {line:?} in\n{metrics}");
+    }
+}

@@ -255,13 +255,18 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
     let root = mcpd_actors::tools::paths::ProjectRoot::new(&project_dir)
         .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
     let mut catalog = Catalog::new();
-    let mut tool_sets = Vec::new();
-    let mut count = |catalog: &Catalog, set: &'static str, before: usize| {
-        tool_sets.push((set, catalog.tools().count() - before));
+    // Which set each tool came from, counted after enabledTools.
+    let mut set_of: Vec<(&'static str, String)> = Vec::new();
+    let mut mark = |catalog: &Catalog, set: &'static str| {
+        let new: Vec<String> = catalog
+            .tools()
+            .map(|entry| entry.definition.name.clone())
+            .filter(|name| !set_of.iter().any(|(_, known)| known == name))
+            .collect();
+        set_of.extend(new.into_iter().map(|name| (set, name)));
     };
     mcpd::builtin::register(&mut catalog);
-    count(&catalog, "builtin", 0);
-    let before = catalog.tools().count();
+    mark(&catalog, "builtin");
     if !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false") {
         let options = mcpd_actors::tools::files::FileToolOptions {
             write: args.write || flag(&props, "writeMode"),
@@ -269,12 +274,12 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
         };
         mcpd_actors::tools::files::register(&mut catalog, root.clone(), options);
     }
-    count(&catalog, "files", before);
+    mark(&catalog, "files");
     let declared = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
         Some(path) => mcpd_actors::tools::commands::load_declared(&path).map_err(usage)?,
         None => Vec::new(),
     };
-    let declared_count = declared.len();
+    let declared_names: Vec<String> = declared.iter().map(|tool| tool.name.clone()).collect();
     let mut command_options = mcpd_actors::tools::commands::CommandOptions {
         enabled: args.commands || flag(&props, "commands.enabled"),
         allow_shell: args.allow_shell || flag(&props, "commands.shell"),
@@ -286,11 +291,19 @@ fn resolve(args: &ServeArgs) -> Result<Resolved, Fatal> {
         command_options.env_allow.extend(env_allow);
     }
     let max_command_time = command_options.max_timeout;
-    let before = catalog.tools().count();
     mcpd_actors::tools::commands::register(&mut catalog, root, command_options, declared);
-    let commands_total = catalog.tools().count() - before;
-    tool_sets.push(("commands", commands_total.saturating_sub(declared_count)));
-    tool_sets.push(("declared", declared_count));
+    mark(&catalog, "commands");
+    let mut tool_sets: Vec<(&'static str, usize)> =
+        ["builtin", "files", "commands", "declared"].into_iter().map(|set| (set, 0)).collect();
+    for (set, name) in &set_of {
+        if !filter.allows(name) {
+            continue;
+        }
+        let set = if *set == "commands" && declared_names.contains(name) { "declared" } else { *set };
+        if let Some(entry) = tool_sets.iter_mut().find(|(s, _)| *s == set) {
+            entry.1 += 1;
+        }
+    }
     catalog.retain_tools(|name| filter.allows(name));
     let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
         Some(path) => mcpd_actors::tools::gateway::load_servers(&path).map_err(usage)?,
