@@ -102,6 +102,30 @@ async fn remote_tools_are_namespaced_called_and_refreshed() {
     gateway.close().await;
 }
 
+/// A remote that was down when the gateway listed tools joins once it answers: the periodic
+/// retry lists its tools, and remotes that are up are not asked again.
+#[actix_rt::test]
+async fn a_remote_started_later_joins_on_retry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut late = ServerRecord::new(
+        "late",
+        ConfigDocument::parse(&format!(r#"{{"url":"http://127.0.0.1:{port}/mcp"}}"#)).unwrap(),
+    );
+    late.timeout_secs = 5;
+    let live = Arc::new(LiveCatalog::new(Catalog::new()));
+    let gateway = Gateway::new(vec![late], live.clone(), ToolFilter::from_value(None), Arc::new(ActorCounts::new()));
+    gateway.refresh_all().await;
+    assert!(live.snapshot().tool_names().is_empty());
+    assert!(!gateway.health()[0].up);
+
+    let remote = start_with(test_catalog(), Default::default(), |c| c.port = port).await;
+    gateway.retry_every(Duration::from_millis(200));
+    assert!(wait_for(|| live.snapshot().tool("late__echo").is_some()).await, "the late remote joined");
+    assert!(gateway.health()[0].up && gateway.health()[0].tools > 0, "{:?}", gateway.health());
+    gateway.close().await;
+    remote.runtime.close().await.unwrap();
+}
+
 /// End to end: the Python SDK talks to `mcpd --servers FILE` whose remotes are the npm
 /// server-everything over stdio and another mcpd over HTTP; it lists both servers' tools and
 /// calls one of each through mcpd.

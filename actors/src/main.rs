@@ -386,6 +386,7 @@ fn run(args: ServeArgs) -> Result<(), Fatal> {
             if let Some(gateway) = &gateway {
                 // Remote tools are listed from the first tools/list on.
                 gateway.refresh_all().await;
+                gateway.retry_every(GATEWAY_RETRY);
             }
             log::debug!("serving MCP on stdio");
             let served = mcpd_actors::stdio::serve(
@@ -416,7 +417,10 @@ fn run(args: ServeArgs) -> Result<(), Fatal> {
             if let Some(gateway) = &gateway {
                 // Remote tools appear as their servers answer (clients hear list_changed).
                 let gateway = gateway.clone();
-                actix_rt::spawn(async move { gateway.refresh_all().await });
+                actix_rt::spawn(async move {
+                    gateway.refresh_all().await;
+                    gateway.retry_every(GATEWAY_RETRY);
+                });
             }
             wait_for_signal().await;
             log::info!("shutting down");
@@ -427,6 +431,9 @@ fn run(args: ServeArgs) -> Result<(), Fatal> {
         }),
     }
 }
+
+/// How often the gateway tries again to list the tools of remotes it could not reach.
+const GATEWAY_RETRY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The gateway over the configured remote servers, if any.
 fn gateway(

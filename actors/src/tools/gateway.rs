@@ -199,6 +199,35 @@ impl Gateway {
         futures_util::future::join_all(ids.iter().map(|id| self.refresh(id))).await;
     }
 
+    /// Fetches the tools of the remotes that export none because listing them failed (down at
+    /// startup, or down at their last list_changed), so a remote started after mcpd joins
+    /// without a restart. Remotes that did list their tools are left alone: a call to one that
+    /// went away fails on its own and marks it down.
+    pub async fn retry_unreachable(self: &Arc<Self>) {
+        let ids: Vec<String> = {
+            let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+            self.remotes
+                .iter()
+                .filter(|r| health.get(&r.id).is_some_and(|h| !h.up && h.tools == 0))
+                .map(|r| r.id.clone())
+                .collect()
+        };
+        futures_util::future::join_all(ids.iter().map(|id| self.refresh(id))).await;
+    }
+
+    /// Calls [`Gateway::retry_unreachable`] every `every` on the current actix system, for as
+    /// long as the gateway lives.
+    pub fn retry_every(self: &Arc<Self>, every: std::time::Duration) {
+        let weak = Arc::downgrade(self);
+        actix_rt::spawn(async move {
+            loop {
+                actix_rt::time::sleep(every).await;
+                let Some(gateway) = weak.upgrade() else { break };
+                gateway.retry_unreachable().await;
+            }
+        });
+    }
+
     async fn refresh_named(self: &Arc<Self>, name: &str) {
         // A link is named after its record id (stdio) or its configuration's name.
         let id = self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
