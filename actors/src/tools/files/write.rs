@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mcpd::model::Tool;
 use serde_json::{json, Value};
@@ -59,10 +59,15 @@ fn write_file_tool() -> Tool {
     .with_annotations(writes(true, true))
 }
 
-fn write_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
-    let given = args.string("path")?;
-    let content = args.string("content")?;
-    let path = files.root.writable(given).map_err(refused)?;
+/// A regular file to write or append to (absent is fine), with its missing parents created.
+struct Target {
+    path: PathBuf,
+    shown: String,
+    created: bool,
+}
+
+fn file_target(files: &Files, args: &Args<'_>) -> Result<Target, String> {
+    let path = files.root.writable(args.string("path")?).map_err(refused)?;
     let shown = files.root.relative(&path);
     if path.is_dir() {
         return Err(format!("{shown:?} is a directory"));
@@ -72,6 +77,12 @@ fn write_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     }
     let created = !path.exists();
     create_parents(&path, &shown)?;
+    Ok(Target { path, shown, created })
+}
+
+fn write_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
+    let content = args.string("content")?;
+    let Target { path, shown, created } = file_target(files, args)?;
     fs::write(&path, content).map_err(|e| format!("cannot write {shown:?}: {e}"))?;
     Ok(json!({ "path": shown, "bytes": content.len(), "created": created }))
 }
@@ -185,18 +196,8 @@ fn append_file_tool() -> Tool {
 }
 
 fn append_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
-    let given = args.string("path")?;
     let content = args.string("content")?;
-    let path = files.root.writable(given).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    if path.is_dir() {
-        return Err(format!("{shown:?} is a directory"));
-    }
-    if path.exists() && !path.is_file() {
-        return Err(format!("{shown:?} is not a regular file"));
-    }
-    let created = !path.exists();
-    create_parents(&path, &shown)?;
+    let Target { path, shown, created } = file_target(files, args)?;
     let io_error = |e: std::io::Error| format!("cannot append to {shown:?}: {e}");
     let mut file = fs::OpenOptions::new().append(true).create(true).open(&path).map_err(io_error)?;
     file.write_all(content.as_bytes()).map_err(io_error)?;
