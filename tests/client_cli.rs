@@ -276,3 +276,110 @@ fn header_flag_carries_the_api_key() {
     let line = assert_exit_2(&mcpd(&["tools", &url, "--header", "no-colon-here"]));
     assert!(line.contains("Name:value"), "{line}");
 }
+
+/// Runs `openssl` with these arguments in `dir`; panics with its stderr when it fails.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs (Debian package openssl)");
+    assert!(output.status.success(), "openssl {args:?}: {}", text(&output.stderr));
+}
+
+/// A private CA and a leaf certificate for 127.0.0.1 signed by it: (ca.pem, leaf.pem, leaf.key).
+fn test_pki(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=mcpd test CA", "-days", "2"]);
+    openssl(dir, &ca);
+    let mut csr = vec!["req"];
+    csr.extend(ec);
+    csr.extend(["-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=localhost"]);
+    openssl(dir, &csr);
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n\
+         subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .expect("write leaf.ext");
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "leaf.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "leaf.ext",
+        ],
+    );
+    (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key"))
+}
+
+/// A TLS proxy (Python's standard library) in front of an HTTP child; killed on drop.
+struct TlsProxy {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl TlsProxy {
+    fn start(cert: &std::path::Path, key: &std::path::Path, target: u16) -> TlsProxy {
+        use std::io::BufRead as _;
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/tls_proxy.py");
+        let mut child = std::process::Command::new("python3")
+            .arg(script)
+            .arg(cert)
+            .arg(key)
+            .arg(target.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line).expect("the proxy prints its port");
+        let port = line.trim().parse().unwrap_or_else(|_| panic!("port line {line:?}"));
+        TlsProxy { child, port }
+    }
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `https://` servers work: the certificate is verified against the built-in roots plus
+/// `SSL_CERT_FILE`; without the private CA the handshake fails with exit 2 and a line that
+/// names the certificate problem.
+#[test]
+fn https_servers_are_verified_against_the_roots_and_ssl_cert_file() {
+    let server = HttpChild::spawn(&["--no-file-tools"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ca, cert, key) = test_pki(dir.path());
+    let proxy = TlsProxy::start(&cert, &key, server.port);
+    let url = format!("https://127.0.0.1:{}/mcp", proxy.port);
+
+    let mut trusted = mcpd_command();
+    trusted.env("SSL_CERT_FILE", &ca).args(["call", &url, "echo", "--args", r#"{"text":"over TLS"}"#]);
+    assert_eq!(assert_ok(&run_with_timeout(&mut trusted, b"", RUN_TIMEOUT)), "over TLS\n");
+    let mut listed = mcpd_command();
+    listed.env("SSL_CERT_FILE", &ca).args(["tools", &url]);
+    assert!(assert_ok(&run_with_timeout(&mut listed, b"", RUN_TIMEOUT)).ends_with("(2 tools)\n"));
+
+    let mut untrusted = mcpd_command();
+    untrusted.env_remove("SSL_CERT_FILE").args(["tools", &url, "--timeout", "5"]);
+    let line = assert_exit_2(&run_with_timeout(&mut untrusted, b"", RUN_TIMEOUT));
+    assert!(line.to_lowercase().contains("certificate"), "{line}");
+}

@@ -176,7 +176,12 @@ impl Link {
         // Headers every request carries are parsed once, as the client's defaults.
         // awc's own limit is only a backstop: the link's time limits decide, so that a silent
         // server is reported as a timeout (and, in a session, cancelled).
+        let connector = match super::tls::client_config() {
+            Some(tls) => awc::Connector::new().rustls_0_23(tls),
+            None => awc::Connector::new(),
+        };
         let mut builder = awc::Client::builder()
+            .connector(connector)
             .timeout(cfg.timeout + Duration::from_secs(5))
             .disable_redirects()
             .add_default_header((header::ACCEPT, "application/json, text/event-stream"))

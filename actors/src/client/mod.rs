@@ -7,6 +7,7 @@ mod handlers;
 mod link;
 mod manager;
 mod stdio;
+mod tls;
 
 pub use connection::{CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest};
 pub use error::ClientError;
