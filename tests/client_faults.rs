@@ -583,3 +583,45 @@ async fn a_changed_config_uses_a_new_connection_with_the_new_header_and_no_old_s
     })
     .await;
 }
+
+/// A session server that answers a call on the standalone GET stream instead of the call's own
+/// stream (which stays silent): the client takes the response from there, well within its
+/// limit. (Responses for other ids on that stream are ignored.)
+#[actix_rt::test]
+async fn a_response_on_the_standalone_stream_answers_its_request() {
+    let server = MockServer::start(|request| {
+        if request.method == "GET" {
+            // The stream's headers come after the client stopped waiting for them (2 s), so the
+            // call is in flight by then. Its id is not known here: answer the first few ids.
+            let events = (1..=6)
+                .map(|id| {
+                    let response = json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"content": [{"type": "text", "text": "via the standalone stream"}]}});
+                    format!("id: g-{id}\ndata: {response}")
+                })
+                .collect();
+            let stream = Reply::SseThenDie { headers: vec![("Mcp-Session-Id".into(), "s-1".into())], events };
+            return Reply::Delayed(Duration::from_millis(2500), Box::new(stream));
+        }
+        match request.rpc_method().as_deref() {
+            Some("server/discover") => Reply::error(200, &request.rpc_id(), -32601, "Method not found"),
+            Some("initialize") => initialize_result(request).with_header("Mcp-Session-Id", "s-1"),
+            Some("notifications/initialized" | "notifications/cancelled") => Reply::accepted(),
+            _ => Reply::Hang,
+        }
+    });
+    bounded(async {
+        let manager = manager();
+        manager.upsert(record("elsewhere", &server.url()));
+        let started = Instant::now();
+        let result = manager.call_tool("elsewhere", "echo", args(json!({"text": "x"}))).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(TIMEOUT_SECS),
+            "answered, not timed out: {:?}",
+            started.elapsed()
+        );
+        let result = result.expect("the response from the standalone stream");
+        assert_eq!(result.text(), "via the standalone stream");
+    })
+    .await;
+}

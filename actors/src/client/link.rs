@@ -26,6 +26,8 @@ use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::stdio::{StdioChannel, StdioCommand};
 
+/// How long connecting waits for the standalone GET stream's response headers.
+const STANDALONE_WAIT: Duration = Duration::from_secs(2);
 /// Largest response body or SSE event accepted from a server.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// How many times one request may reconnect its SSE stream (GET + `Last-Event-ID`).
@@ -92,6 +94,9 @@ pub(crate) struct Link {
     tool_params: RefCell<HashMap<String, Vec<HeaderParam>>>,
     closed: Cell<bool>,
     standalone: RefCell<Option<actix_rt::task::JoinHandle<()>>>,
+    /// Session requests in flight, for a response that arrives on another stream than the
+    /// request's own (the standalone GET stream, or a resumed one) — the first answer wins.
+    strays: RefCell<HashMap<RequestId, oneshot::Sender<Value>>>,
     stdio: RefCell<Option<Rc<StdioChannel>>>,
     /// The `_meta` of every stateless request (version, client info, capabilities), built once.
     stateless_meta: Map<String, Value>,
@@ -209,6 +214,7 @@ impl Link {
             tool_params: RefCell::new(HashMap::new()),
             closed: Cell::new(false),
             standalone: RefCell::new(None),
+            strays: RefCell::new(HashMap::new()),
             stdio: RefCell::new(None),
             stateless_meta,
         })
@@ -419,6 +425,13 @@ impl Link {
             (None, id) => match (waiting_for, id) {
                 (Some(waiting), Some(id)) if &id == waiting => Some(outcome_of(&message, waiting, status)),
                 (Some(waiting), None) if message.get("error").is_some() => Some(outcome_of(&message, waiting, status)),
+                (_, Some(id)) => {
+                    // The response to another request in flight, on this stream.
+                    if let Some(waiter) = self.strays.borrow_mut().remove(&id) {
+                        let _ = waiter.send(message);
+                    }
+                    None
+                }
                 _ => None,
             },
         }
@@ -622,7 +635,11 @@ impl Link {
         let initialized = jsonrpc::outgoing_message(None, "notifications/initialized", None);
         self.send_reply(initialized).await?;
         if !over_sse && self.cfg.command.is_none() && self.session_id.borrow().is_some() {
-            self.open_standalone();
+            // The stream is open (or refused) before the first request goes out, so the server
+            // never mistakes it for the resumption of a request's stream; a server that holds
+            // back its headers gets STANDALONE_WAIT, then requests go ahead anyway.
+            let opened = self.open_standalone();
+            let _ = actix_rt::time::timeout(STANDALONE_WAIT, opened).await;
         }
         Ok(mode)
     }
@@ -630,7 +647,8 @@ impl Link {
     /// Opens the session's standalone GET stream in the background, for messages the server
     /// sends outside any request (requests to the client, list changes). A server that answers
     /// 400/405 (or anything but an event stream) simply has none.
-    fn open_standalone(self: &Rc<Self>) {
+    fn open_standalone(self: &Rc<Self>) -> oneshot::Receiver<()> {
+        let (opened_tx, opened) = oneshot::channel();
         let link = Rc::downgrade(self);
         let mut request = self.http.get(&self.cfg.url).timeout(Duration::from_secs(24 * 3600));
         request = request.insert_header((header::ACCEPT, "text/event-stream"));
@@ -639,7 +657,9 @@ impl Link {
         }
         let name = self.cfg.name.clone();
         let task = actix_rt::spawn(async move {
-            let mut response = match request.send().await {
+            let sent = request.send().await;
+            let _ = opened_tx.send(());
+            let mut response = match sent {
                 Ok(response) => response,
                 Err(e) => return log::debug!("{name}: no standalone stream: {e}"),
             };
@@ -666,6 +686,7 @@ impl Link {
             log::debug!("{name}: standalone stream ended");
         });
         *self.standalone.borrow_mut() = Some(task);
+        opened
     }
 
     // ---- the 2024-11-05 HTTP+SSE transport ---------------------------------------------------
@@ -855,9 +876,15 @@ impl Link {
                 let id = self.next_id();
                 let body = serde_json::to_vec(&RequestBody { id: &id, method, params }).unwrap_or_default();
                 let headers = self.session_headers();
+                let stray = StrayWaiter::register(self, &id, matches!(mode, Mode::Session(_)));
                 let work = async {
                     if matches!(mode, Mode::HttpSse(_)) {
                         self.sse_request(&id, body, &headers).await
+                    } else if let Some(mut answer) = stray.receiver() {
+                        tokio::select! {
+                            outcome = self.exchange(&id, body, &headers) => outcome,
+                            Ok(message) = &mut answer => outcome_owned(message, &id, 200),
+                        }
                     } else {
                         self.exchange(&id, body, &headers).await
                     }
@@ -968,6 +995,35 @@ pub(crate) fn outcome(message: Value, id: &RequestId) -> Result<Value, ClientErr
 }
 
 /// As [`outcome_of`], moving the result out instead of copying it.
+/// A session request's claim on a response arriving on another stream; dropped (and so
+/// forgotten) when the request ends either way.
+struct StrayWaiter<'a> {
+    link: &'a Link,
+    id: RequestId,
+    receiver: RefCell<Option<oneshot::Receiver<Value>>>,
+}
+
+impl<'a> StrayWaiter<'a> {
+    fn register(link: &'a Link, id: &RequestId, enabled: bool) -> StrayWaiter<'a> {
+        let receiver = enabled.then(|| {
+            let (tx, rx) = oneshot::channel();
+            link.strays.borrow_mut().insert(id.clone(), tx);
+            rx
+        });
+        StrayWaiter { link, id: id.clone(), receiver: RefCell::new(receiver) }
+    }
+
+    fn receiver(&self) -> Option<oneshot::Receiver<Value>> {
+        self.receiver.borrow_mut().take()
+    }
+}
+
+impl Drop for StrayWaiter<'_> {
+    fn drop(&mut self) {
+        self.link.strays.borrow_mut().remove(&self.id);
+    }
+}
+
 fn outcome_owned(mut message: Value, id: &RequestId, status: u16) -> Result<Value, ClientError> {
     if message.get("error").is_none() && message.get("id").and_then(RequestId::from_value).as_ref() == Some(id) {
         if let Some(result) = message.as_object_mut().and_then(|m| m.remove("result")) {
