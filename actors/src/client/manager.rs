@@ -80,10 +80,31 @@ impl ServerRecord {
     }
 }
 
+/// A record with what every call needs from it, worked out once when it is stored.
+#[derive(Debug)]
+struct Stored {
+    record: ServerRecord,
+    /// [`ServerRecord::connection_key`].
+    key: String,
+    /// The configured server name (HTTP records), for [`CallResult::server_name`].
+    server_name: Option<String>,
+}
+
+impl Stored {
+    fn new(record: ServerRecord) -> Stored {
+        let key = record.connection_key();
+        let server_name = match record.command {
+            Some(_) => None,
+            None => record.document.resolve().ok().map(|config| config.name),
+        };
+        Stored { record, key, server_name }
+    }
+}
+
 /// Client connections by server id.
 #[derive(Debug)]
 pub struct ClientManager {
-    records: DashMap<String, ServerRecord>,
+    records: DashMap<String, Stored>,
     connections: DashMap<String, (String, Addr<ClientConnection>)>,
     handlers: ClientHandlers,
     client_info: Implementation,
@@ -99,12 +120,12 @@ impl ClientManager {
     /// Adds or replaces a server record. A changed configuration takes effect at the next call:
     /// the old connection is closed and a new one opened.
     pub fn upsert(&self, record: ServerRecord) {
-        self.records.insert(record.id.clone(), record);
+        self.records.insert(record.id.clone(), Stored::new(record));
     }
 
     /// A copy of a server record.
     pub fn record(&self, id: &str) -> Option<ServerRecord> {
-        self.records.get(id).map(|r| r.value().clone())
+        self.records.get(id).map(|r| r.value().record.clone())
     }
 
     /// Every record's id.
@@ -150,6 +171,23 @@ impl ClientManager {
         Ok(addr)
     }
 
+    /// The live connection of a server and its configured name, without copying its record
+    /// when the connection is up to date (the path of every call).
+    fn addr(&self, id: &str) -> Result<(Addr<ClientConnection>, Option<String>), ClientError> {
+        let (key, name) = {
+            let stored = self.records.get(id).ok_or_else(|| ClientError::UnknownServer(id.to_owned()))?;
+            (stored.key.clone(), stored.server_name.clone())
+        };
+        if let Some(entry) = self.connections.get(id) {
+            let (existing_key, addr) = entry.value();
+            if *existing_key == key && addr.connected() {
+                return Ok((addr.clone(), name));
+            }
+        }
+        let record = self.require(id)?;
+        Ok((self.connection(&record)?, name))
+    }
+
     fn require(&self, id: &str) -> Result<ServerRecord, ClientError> {
         self.record(id).ok_or_else(|| ClientError::UnknownServer(id.to_owned()))
     }
@@ -164,10 +202,10 @@ impl ClientManager {
         let before = record.connection_key();
         let tools = self.connection(&record)?.send(ListTools).await.map_err(|_| ClientError::Closed)??;
         let mut current = self.records.get_mut(id).ok_or(ClientError::ConfigChanged)?;
-        if current.connection_key() != before || current.document.text() != record.document.text() {
+        if current.key != before || current.record.document.text() != record.document.text() {
             return Err(ClientError::ConfigChanged);
         }
-        current.tools = tools.clone();
+        current.record.tools = tools.clone();
         Ok(tools)
     }
 
@@ -183,13 +221,13 @@ impl ClientManager {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ClientError> {
-        let record = self.require(id)?;
+        let (connection, server_name) = self.addr(id)?;
         // Held until the answer arrives; dropped with this future, which cancels the call.
         let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
         let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel };
-        let mut result = self.connection(&record)?.send(call).await.map_err(|_| ClientError::Closed)??;
-        if let Ok(config) = record.document.resolve() {
-            result.server_name = config.name;
+        let mut result = connection.send(call).await.map_err(|_| ClientError::Closed)??;
+        if let Some(name) = server_name {
+            result.server_name = name;
         }
         Ok(result)
     }
@@ -199,8 +237,8 @@ impl ClientManager {
     /// # Errors
     /// Transport, protocol and configuration failures, and the server's JSON-RPC errors.
     pub async fn request(&self, id: &str, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
-        let record = self.require(id)?;
+        let (connection, _) = self.addr(id)?;
         let request = SendRequest { method: method.to_owned(), params };
-        self.connection(&record)?.send(request).await.map_err(|_| ClientError::Closed)?
+        connection.send(request).await.map_err(|_| ClientError::Closed)?
     }
 }

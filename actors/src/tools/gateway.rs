@@ -19,7 +19,9 @@ use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, Implementation, Tool};
 use serde_json::{json, Map, Value};
 
-use crate::client::{ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord, StdioCommand};
+use crate::client::{
+    CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord, StdioCommand,
+};
 use crate::counts::ActorCounts;
 
 /// The separator between server and tool in exported names.
@@ -285,10 +287,11 @@ impl Gateway {
             Ok(result) => {
                 self.mark_up(server);
                 // Passed through faithfully: content, structured content and isError as received.
-                Ok(serde_json::from_value::<CallToolResult>(result.raw.clone()).unwrap_or(CallToolResult {
-                    content: result.content,
-                    structured_content: result.structured_content,
-                    is_error: result.is_error,
+                let CallResult { content, structured_content, is_error, raw, .. } = result;
+                Ok(serde_json::from_value::<CallToolResult>(raw).unwrap_or(CallToolResult {
+                    content,
+                    structured_content,
+                    is_error,
                     meta: None,
                 }))
             }
