@@ -53,3 +53,105 @@ where
     });
     futures_util::future::join_all(loops).await.into_iter().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
+
+/// A closure that sends one stateless 2026-07-28 `tools/call` of `tool` (`{"text": "hello"}`)
+/// to `url` and says whether the answer echoed `hello`.
+pub(crate) fn stateless_echo(
+    http: &awc::Client,
+    url: String,
+    tool: &'static str,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = bool>>> {
+    let body = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":{"text":"hello"},
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}});
+    let body = bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+    let http = http.clone();
+    move || {
+        let (http, url, body) = (http.clone(), url.clone(), body.clone());
+        Box::pin(async move {
+            let sent = http
+                .post(&url)
+                .insert_header(("content-type", "application/json"))
+                .insert_header(("accept", "application/json, text/event-stream"))
+                .insert_header(("mcp-protocol-version", "2026-07-28"))
+                .insert_header(("mcp-method", "tools/call"))
+                .insert_header(("mcp-name", tool))
+                .send_body(body)
+                .await;
+            let Ok(mut response) = sent else { return false };
+            let Ok(bytes) = response.body().await else { return false };
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .is_ok_and(|v| v["result"]["content"][0]["text"] == "hello")
+        })
+    }
+}
+
+/// One round: (req/s, errors) of the baseline (`[0]`) and of the measured mode (`[1]`).
+pub(crate) type Round = [(f64, u64); 2];
+
+/// Runs `s.rounds` rounds of `baseline` and `measured`, alternating which goes first so that
+/// drift on a shared machine hits both alike; prints each round under `keys`.
+pub(crate) async fn compare<B, BF, M, MF>(s: &Settings, keys: [&str; 2], baseline: B, measured: M) -> Vec<Round>
+where
+    B: Fn() -> BF,
+    BF: std::future::Future<Output = bool>,
+    M: Fn() -> MF,
+    MF: std::future::Future<Output = bool>,
+{
+    let mut rounds = Vec::new();
+    for round in 0..s.rounds {
+        let mut pair = [(0.0, 0), (0.0, 0)];
+        for which in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
+            let started = Instant::now();
+            let (n, errors) = if which == 0 {
+                drive(s.concurrency, s.seconds, &baseline).await
+            } else {
+                drive(s.concurrency, s.seconds, &measured).await
+            };
+            pair[which] = (n as f64 / started.elapsed().as_secs_f64(), errors);
+        }
+        eprintln!(
+            "round {}/{}: {} {:.0} req/s, {} {:.0} req/s",
+            round + 1,
+            s.rounds,
+            keys[0],
+            pair[0].0,
+            keys[1],
+            pair[1].0
+        );
+        rounds.push(pair);
+    }
+    rounds
+}
+
+/// Prints the table of medians (rows labelled `labels`, ratios to the baseline), writes
+/// `target/bench/<name>.json` with `<key>_rps` and per-round figures; returns the ratio and
+/// the number of failed calls.
+pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2], results: &[Round]) -> (f64, u64) {
+    let median = |which: usize| {
+        let mut v: Vec<f64> = results.iter().map(|p| p[which].0).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let errors: u64 = results.iter().map(|p| p[0].1 + p[1].1).sum();
+    let (baseline, measured) = (median(0), median(1));
+    let ratio = measured / baseline;
+    eprintln!(
+        "\n{name} bench: tools/call echo, {} concurrent calls, {} s × {} rounds (medians)\n",
+        s.concurrency, s.seconds, s.rounds
+    );
+    eprintln!("{:<34}{:>12}{:>10}", "mode", "req/s", format!("× {}", keys[0]));
+    eprintln!("{:<34}{:>12.0}{:>10.2}", labels[0], baseline, 1.0);
+    eprintln!("{:<34}{:>12.0}{:>10.2}", labels[1], measured, ratio);
+    eprintln!("errors: {errors}");
+    let mut json = serde_json::json!({"concurrency": s.concurrency, "seconds": s.seconds, "rounds": s.rounds,
+        "ratio": ratio, "errors": errors,
+        "per_round": results.iter().map(|p| serde_json::json!({keys[0]: p[0].0, keys[1]: p[1].0})).collect::<Vec<_>>()});
+    json[format!("{}_rps", keys[0])] = serde_json::json!(baseline);
+    json[format!("{}_rps", keys[1])] = serde_json::json!(measured);
+    let dir =
+        std::path::Path::new(&std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into())).join("bench");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{name}.json")), serde_json::to_vec_pretty(&json).unwrap_or_default());
+    (ratio, errors)
+}
