@@ -106,6 +106,16 @@ impl Listener {
         self.status.clone()
     }
 
+    /// Takes the running endpoint, if any; the future stops it gracefully.
+    fn stop_running(&mut self) -> impl std::future::Future<Output = ()> + 'static {
+        let previous = self.running.take();
+        async move {
+            if let Some(previous) = previous {
+                previous.handle.stop(true).await;
+            }
+        }
+    }
+
     fn stopped_status(&self, message: &str) -> ListenerStatus {
         let mut status = self.status.snapshot();
         status.running = false;
@@ -204,27 +214,17 @@ impl Handler<StartListener> for Listener {
 
     fn handle(&mut self, msg: StartListener, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Listener);
-        let previous = self.running.take();
-        AtomicResponse::new(Box::pin(
-            async move {
-                if let Some(previous) = previous {
-                    previous.handle.stop(true).await;
+        AtomicResponse::new(Box::pin(self.stop_running().into_actor(self).map(move |(), act, _| {
+            let outcome = act.bind_and_run(&msg.config);
+            match &outcome {
+                Ok(status) => {
+                    let settings = ListenerSettings { host: msg.config.host.clone(), port: status.port, enabled: true };
+                    save_settings(msg.config.settings_file.as_ref(), &settings)?;
                 }
+                Err(error) => act.status.set(act.stopped_status(&format!("start failed: {error}"))),
             }
-            .into_actor(self)
-            .map(move |(), act, _| {
-                let outcome = act.bind_and_run(&msg.config);
-                match &outcome {
-                    Ok(status) => {
-                        let settings =
-                            ListenerSettings { host: msg.config.host.clone(), port: status.port, enabled: true };
-                        save_settings(msg.config.settings_file.as_ref(), &settings)?;
-                    }
-                    Err(error) => act.status.set(act.stopped_status(&format!("start failed: {error}"))),
-                }
-                outcome
-            }),
-        ))
+            outcome
+        })))
     }
 }
 
@@ -241,31 +241,22 @@ impl Handler<StopListener> for Listener {
 
     fn handle(&mut self, msg: StopListener, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Listener);
-        let previous = self.running.take();
-        AtomicResponse::new(Box::pin(
-            async move {
-                if let Some(previous) = previous {
-                    previous.handle.stop(true).await;
+        AtomicResponse::new(Box::pin(self.stop_running().into_actor(self).map(move |(), act, _| {
+            let status = act.stopped_status("stopped");
+            act.status.set(status.clone());
+            if msg.save_disabled {
+                let path = act.base.settings_file.clone();
+                if let Some(path) = path.as_ref() {
+                    let mut settings = ListenerSettings::load(path).map_err(|e| StartError::Settings {
+                        path: path.display().to_string(),
+                        reason: e.to_string(),
+                    })?;
+                    settings.enabled = false;
+                    save_settings(Some(path), &settings)?;
                 }
             }
-            .into_actor(self)
-            .map(move |(), act, _| {
-                let status = act.stopped_status("stopped");
-                act.status.set(status.clone());
-                if msg.save_disabled {
-                    let path = act.base.settings_file.clone();
-                    if let Some(path) = path.as_ref() {
-                        let mut settings = ListenerSettings::load(path).map_err(|e| StartError::Settings {
-                            path: path.display().to_string(),
-                            reason: e.to_string(),
-                        })?;
-                        settings.enabled = false;
-                        save_settings(Some(path), &settings)?;
-                    }
-                }
-                Ok(status)
-            }),
-        ))
+            Ok(status)
+        })))
     }
 }
 
@@ -342,18 +333,9 @@ impl Handler<StopActor> for Listener {
 
     fn handle(&mut self, _msg: StopActor, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Listener);
-        let previous = self.running.take();
-        AtomicResponse::new(Box::pin(
-            async move {
-                if let Some(previous) = previous {
-                    previous.handle.stop(true).await;
-                }
-            }
-            .into_actor(self)
-            .map(|(), act, ctx| {
-                act.status.set(act.stopped_status("closed"));
-                ctx.stop();
-            }),
-        ))
+        AtomicResponse::new(Box::pin(self.stop_running().into_actor(self).map(|(), act, ctx| {
+            act.status.set(act.stopped_status("closed"));
+            ctx.stop();
+        })))
     }
 }
