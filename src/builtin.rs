@@ -15,16 +15,6 @@ pub fn register(catalog: &mut Catalog) {
     catalog.add_tool(time_definition(), time);
 }
 
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations {
-        title: None,
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(false),
-    }
-}
-
 fn echo_definition() -> Tool {
     Tool::new(
         "echo",
@@ -37,7 +27,7 @@ fn echo_definition() -> Tool {
         }),
     )
     .with_title("Echo")
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 async fn echo(arguments: Map<String, Value>, _context: ToolContext) -> Result<CallToolResult, ToolError> {
@@ -63,7 +53,7 @@ fn time_definition() -> Tool {
         },
         "required": ["utc", "unixMillis"]
     }))
-    .with_annotations(ToolAnnotations { idempotent_hint: Some(false), ..read_only() })
+    .with_annotations(ToolAnnotations { idempotent_hint: Some(false), ..ToolAnnotations::read_only() })
 }
 
 async fn time(_arguments: Map<String, Value>, _context: ToolContext) -> Result<CallToolResult, ToolError> {

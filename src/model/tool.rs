@@ -26,6 +26,19 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+impl ToolAnnotations {
+    /// A tool that only reads, locally: read-only, not destructive, idempotent, closed world.
+    pub fn read_only() -> ToolAnnotations {
+        ToolAnnotations {
+            title: None,
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(false),
+        }
+    }
+}
+
 /// A tool definition, as `tools/list` shows it. Schemas are kept as raw JSON so that a 2020-12
 /// schema round-trips verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -241,13 +241,7 @@ fn read_log_definition(options: &CommandOptions) -> Tool {
         },
         "required": ["logId", "command", "offset", "nextOffset", "eof", "text", "loggedBytes", "totalBytes", "logTruncated"]
     }))
-    .with_annotations(ToolAnnotations {
-        title: None,
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(false),
-    })
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn declared_definition(tool: &DeclaredTool) -> Tool {

@@ -87,17 +87,6 @@ fn add(catalog: &mut Catalog, files: &Arc<Files>, tool: Tool, run: Run) {
     });
 }
 
-/// The annotations of a tool that only reads.
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations {
-        title: None,
-        read_only_hint: Some(true),
-        destructive_hint: Some(false),
-        idempotent_hint: Some(true),
-        open_world_hint: Some(false),
-    }
-}
-
 /// The annotations of a tool that changes files.
 fn writes(destructive: bool, idempotent: bool) -> ToolAnnotations {
     ToolAnnotations {

@@ -7,10 +7,10 @@ use std::time::UNIX_EPOCH;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
-use mcpd::model::Tool;
+use mcpd::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use super::{entry, kind, looks_binary, read_only, refused, Args, FileToolOptions, Files, Run};
+use super::{entry, kind, looks_binary, refused, Args, FileToolOptions, Files, Run};
 
 /// Longest line text `grep` returns (in characters); longer lines are cut with `…`.
 const MAX_LINE_CHARS: usize = 500;
@@ -64,7 +64,7 @@ fn list_directory_tool(max: usize) -> Tool {
         },
         "required": ["path", "entries", "total", "truncated"]
     }))
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn list_directory(files: &Files, args: &Args<'_>) -> Result<Value, String> {
@@ -128,7 +128,7 @@ fn read_file_tool(max_bytes: u64) -> Tool {
         },
         "required": ["path", "binary", "size"]
     }))
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
@@ -333,7 +333,7 @@ fn search_files_tool(max: usize) -> Tool {
         },
         "required": ["pattern", "matches", "truncated"]
     }))
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn start_dir(files: &Files, args: &Args<'_>) -> Result<PathBuf, String> {
@@ -416,7 +416,7 @@ fn grep_tool(max: usize, max_file: u64) -> Tool {
         },
         "required": ["pattern", "matches", "truncated", "filesSearched", "filesSkipped"]
     }))
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn grep(files: &Files, args: &Args<'_>) -> Result<Value, String> {
@@ -502,7 +502,7 @@ fn get_file_info_tool() -> Tool {
         },
         "required": ["path", "type", "size", "readonly"]
     }))
-    .with_annotations(read_only())
+    .with_annotations(ToolAnnotations::read_only())
 }
 
 fn get_file_info(files: &Files, args: &Args<'_>) -> Result<Value, String> {
