@@ -876,17 +876,15 @@ impl Link {
                 let id = self.next_id();
                 let body = serde_json::to_vec(&RequestBody { id: &id, method, params }).unwrap_or_default();
                 let headers = self.session_headers();
-                let stray = StrayWaiter::register(self, &id, matches!(mode, Mode::Session(_)));
+                let (_claim, stray) = StrayClaim::register(self, &id, matches!(mode, Mode::Session(_)));
                 let work = async {
-                    if matches!(mode, Mode::HttpSse(_)) {
-                        self.sse_request(&id, body, &headers).await
-                    } else if let Some(mut answer) = stray.receiver() {
-                        tokio::select! {
+                    match (mode, stray) {
+                        (Mode::HttpSse(_), _) => self.sse_request(&id, body, &headers).await,
+                        (_, Some(answer)) => tokio::select! {
                             outcome = self.exchange(&id, body, &headers) => outcome,
-                            Ok(message) = &mut answer => outcome_owned(message, &id, 200),
-                        }
-                    } else {
-                        self.exchange(&id, body, &headers).await
+                            Ok(message) = answer => outcome_owned(message, &id, 200),
+                        },
+                        (_, None) => self.exchange(&id, body, &headers).await,
                     }
                 };
                 let (reason, error) = tokio::select! {
@@ -994,36 +992,32 @@ pub(crate) fn outcome(message: Value, id: &RequestId) -> Result<Value, ClientErr
     outcome_owned(message, id, 200)
 }
 
-/// As [`outcome_of`], moving the result out instead of copying it.
-/// A session request's claim on a response arriving on another stream; dropped (and so
-/// forgotten) when the request ends either way.
-struct StrayWaiter<'a> {
+/// A session request's claim on a response arriving on another stream than its own; dropping
+/// it (when the request ends either way) forgets the claim.
+struct StrayClaim<'a> {
     link: &'a Link,
     id: RequestId,
-    receiver: RefCell<Option<oneshot::Receiver<Value>>>,
 }
 
-impl<'a> StrayWaiter<'a> {
-    fn register(link: &'a Link, id: &RequestId, enabled: bool) -> StrayWaiter<'a> {
+impl<'a> StrayClaim<'a> {
+    /// The claim and, when `enabled`, where such a response will arrive.
+    fn register(link: &'a Link, id: &RequestId, enabled: bool) -> (StrayClaim<'a>, Option<oneshot::Receiver<Value>>) {
         let receiver = enabled.then(|| {
             let (tx, rx) = oneshot::channel();
             link.strays.borrow_mut().insert(id.clone(), tx);
             rx
         });
-        StrayWaiter { link, id: id.clone(), receiver: RefCell::new(receiver) }
-    }
-
-    fn receiver(&self) -> Option<oneshot::Receiver<Value>> {
-        self.receiver.borrow_mut().take()
+        (StrayClaim { link, id: id.clone() }, receiver)
     }
 }
 
-impl Drop for StrayWaiter<'_> {
+impl Drop for StrayClaim<'_> {
     fn drop(&mut self) {
         self.link.strays.borrow_mut().remove(&self.id);
     }
 }
 
+/// As [`outcome_of`], moving the result out instead of copying it.
 fn outcome_owned(mut message: Value, id: &RequestId, status: u16) -> Result<Value, ClientError> {
     if message.get("error").is_none() && message.get("id").and_then(RequestId::from_value).as_ref() == Some(id) {
         if let Some(result) = message.as_object_mut().and_then(|m| m.remove("result")) {
