@@ -78,20 +78,20 @@ fn failure(message: impl Into<String>) -> Failure {
     Failure { code: 2, message: message.into() }
 }
 
-fn document(url: Option<&str>, target: &Target) -> Result<ConfigDocument, Failure> {
-    let mut value = match (&target.config, url) {
-        (Some(_), Some(_)) => return Err(failure("give either a URL or --config, not both")),
-        (None, None) => return Err(failure("give the server's URL, or --config FILE")),
-        (None, Some(url)) => json!({ "url": url }),
-        (Some(path), None) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?;
-            let file = ServersFile::parse(&text).map_err(|e| failure(e.to_string()))?;
+/// The HTTP server's configuration: from the URL, or from `text`, the `--config` file.
+fn document(url: Option<&str>, text: Option<&str>, target: &Target) -> Result<ConfigDocument, Failure> {
+    let mut value = match (&target.config, url, text) {
+        (Some(_), Some(_), _) => return Err(failure("give either a URL or --config, not both")),
+        (None, None, _) => return Err(failure("give the server's URL, or --config FILE")),
+        (None, Some(url), _) => json!({ "url": url }),
+        (Some(_), None, None) => return Err(failure("the --config file was not read")),
+        (Some(path), None, Some(text)) => {
+            let file = ServersFile::parse(text).map_err(|e| failure(e.to_string()))?;
             let document = match (&target.server, file.len()) {
                 (Some(name), _) => file.document(name).ok_or_else(|| {
                     failure(format!("no server {name:?} in {} (it has: {})", path.display(), file.names().join(", ")))
                 })?,
-                (None, 0) => ConfigDocument::parse(&text).map_err(|e| failure(e.to_string()))?,
+                (None, 0) => ConfigDocument::parse(text).map_err(|e| failure(e.to_string()))?,
                 (None, 1) => file.document(file.names()[0]).ok_or_else(|| failure("the server entry vanished"))?,
                 (None, _) => {
                     return Err(failure(format!(
@@ -138,21 +138,27 @@ fn manager() -> ClientManager {
 /// The record of the server to talk to: a stdio entry of `--config` starts a child, anything
 /// else is an HTTP server.
 fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
-    if let (None, Some(command)) = (url, stdio_entry(target)?) {
+    let text = match (&target.config, url) {
+        (Some(path), None) => {
+            Some(std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?)
+        }
+        _ => None,
+    };
+    if let Some(command) = stdio_entry(text.as_deref(), target)? {
         if !target.headers.is_empty() || target.sse || target.protocol_version.is_some() {
             return Err(failure("--header, --sse and --protocol-version apply to HTTP servers, not to a stdio server"));
         }
         return Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::stdio("cli", command) });
     }
-    let document = document(url, target)?;
+    let document = document(url, text.as_deref(), target)?;
     Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::new("cli", document) })
 }
 
-/// The command of the chosen `--config` entry when it is a stdio server (it has `command`).
-fn stdio_entry(target: &Target) -> Result<Option<StdioCommand>, Failure> {
-    let Some(path) = &target.config else { return Ok(None) };
-    let text = std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?;
-    let Ok(raw) = serde_json::from_str::<Value>(&text) else { return Ok(None) };
+/// The command of the chosen entry of `text` (the `--config` file) when it is a stdio server
+/// (it has `command`).
+fn stdio_entry(text: Option<&str>, target: &Target) -> Result<Option<StdioCommand>, Failure> {
+    let Some(text) = text else { return Ok(None) };
+    let Ok(raw) = serde_json::from_str::<Value>(text) else { return Ok(None) };
     let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else { return Ok(None) };
     let entry = match (&target.server, servers.len()) {
         (Some(name), _) => servers.get(name.as_str()).map(|entry| (name.as_str(), entry)),
