@@ -159,6 +159,7 @@ fn an_unknown_tool_exits_2() {
 #[test]
 fn an_unreachable_server_exits_2() {
     let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    process::mcpd_binary(); // built (if need be) before the clock starts
     let started = Instant::now();
     let line = assert_exit_2(&mcpd(&["tools", &url]));
     assert!(line.starts_with("mcpd: transport error"), "{line}");
@@ -174,6 +175,7 @@ fn a_silent_server_exits_2_after_the_timeout() {
     // Bound but never accepted: the kernel completes connections, nobody answers.
     let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
     let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().expect("addr").port());
+    process::mcpd_binary(); // built (if need be) before the clock starts
     let started = Instant::now();
     let line = assert_exit_2(&mcpd(&["tools", &url, "--timeout", "5"]));
     let elapsed = started.elapsed();
