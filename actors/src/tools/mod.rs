@@ -5,3 +5,4 @@ pub mod commands;
 pub mod files;
 pub mod gateway;
 pub mod paths;
+pub mod sets;

@@ -1,0 +1,137 @@
+//! The command line of `mcpd`: `serve` (the default) and the client commands `tools` and `call`,
+//! parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
+//! a configuration.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// mcpd: an actor-based MCP server. Without a port it speaks MCP on stdin/stdout.
+#[derive(Debug, Parser)]
+#[command(name = "mcpd", version, about, args_conflicts_with_subcommands = true, disable_version_flag = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+    /// Print mcpd's own version and exit.
+    #[arg(short = 'V', long = "mcpd-version", action = clap::ArgAction::Version)]
+    pub(crate) mcpd_version: Option<bool>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve MCP: over stdio, or over HTTP with -p.
+    Serve(Box<ServeArgs>),
+    /// List a remote MCP server's tools.
+    Tools(mcpd_actors::cli_client::ToolsArgs),
+    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
+    Call(mcpd_actors::cli_client::CallArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve HTTP on this port (0: any free port) instead of stdio.
+    #[arg(short = 'p', long)]
+    pub(crate) port: Option<u16>,
+    /// Address to bind (default 127.0.0.1, or `host` from the properties file).
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+    /// Server name reported to clients.
+    #[arg(short = 'n', long)]
+    pub(crate) name: Option<String>,
+    /// Server version reported to clients.
+    #[arg(short = 'v', long = "version")]
+    pub(crate) server_version: Option<String>,
+    /// Project directory for tools (default: the current directory).
+    #[arg(short = 'd', long = "project-dir", alias = "projectDir")]
+    pub(crate) project_dir: Option<PathBuf>,
+    /// Properties file (default: ./mcp.properties when present).
+    #[arg(short = 'c', long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Streamable HTTP sessions (with -p).
+    #[arg(short = 's', long)]
+    pub(crate) session: bool,
+    /// API key clients must present (repeatable; also MCPD_KEYS and `keys` in the properties).
+    #[arg(long = "key")]
+    pub(crate) keys: Vec<String>,
+    /// Allow binding a non-loopback address without any key.
+    #[arg(long)]
+    pub(crate) allow_unauthenticated: bool,
+    /// Browser origin to accept besides loopback ones (repeatable).
+    #[arg(long = "allow-origin")]
+    pub(crate) allow_origins: Vec<String>,
+    /// Host name to accept besides loopback ones (repeatable).
+    #[arg(long = "allow-host")]
+    pub(crate) allow_hosts: Vec<String>,
+    /// Largest request body in bytes.
+    #[arg(long)]
+    pub(crate) max_body_bytes: Option<usize>,
+    /// Longest a tool call may run, in seconds.
+    #[arg(long)]
+    pub(crate) tool_timeout: Option<u64>,
+    /// HTTP worker threads (default: one per CPU).
+    #[arg(long)]
+    pub(crate) workers: Option<usize>,
+    /// Seconds of inactivity after which a session expires (with -s).
+    #[arg(long)]
+    pub(crate) session_idle_timeout: Option<u64>,
+    /// Most sessions alive at once (with -s).
+    #[arg(long)]
+    pub(crate) max_sessions: Option<usize>,
+    /// Seconds a tool waits for the client's answer to sampling, elicitation or roots requests.
+    #[arg(long)]
+    pub(crate) client_request_timeout: Option<u64>,
+    /// Do not offer the file tools at all (they are on, read-only, by default).
+    #[arg(long)]
+    pub(crate) no_file_tools: bool,
+    /// Enable the file tools that write (write_file, edit_file, delete_path, apply_patch, …).
+    #[arg(long)]
+    pub(crate) write: bool,
+    /// Enable run_command (argv, never a shell unless --allow-shell).
+    #[arg(long)]
+    pub(crate) commands: bool,
+    /// Let run_command take a shell command line.
+    #[arg(long)]
+    pub(crate) allow_shell: bool,
+    /// An environment variable commands may see (repeatable; PATH, HOME, LANG, TERM by default).
+    #[arg(long = "command-env")]
+    pub(crate) command_env: Vec<String>,
+    /// A JSON file of config-declared command tools.
+    #[arg(long)]
+    pub(crate) tools: Option<PathBuf>,
+    /// An mcpServers file whose servers' tools are re-exported (the gateway).
+    #[arg(long)]
+    pub(crate) servers: Option<PathBuf>,
+    /// File where the listener's {host, port, enabled} settings persist.
+    #[arg(long)]
+    pub(crate) settings: Option<PathBuf>,
+}
+
+impl Cli {
+    /// Parses the command line. Help and version requests print and end with `Ok(None)`;
+    /// a bad command line is one line on stderr (`Err` carries the exit code 2).
+    pub(crate) fn parse_or_explain() -> Result<Option<Cli>, u8> {
+        use clap::error::ErrorKind;
+        match Cli::try_parse() {
+            Ok(cli) => Ok(Some(cli)),
+            Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+                let _ = e.print();
+                Ok(None)
+            }
+            Err(e) => {
+                let rendered = e.render().to_string();
+                let mut lines = rendered.lines();
+                let mut first = lines.next().unwrap_or("invalid arguments").trim_start_matches("error: ").to_owned();
+                // "the following required arguments were not provided:" names them on the next line.
+                if first.ends_with(':') {
+                    if let Some(next) = lines.next() {
+                        first = format!("{first} {}", next.trim());
+                    }
+                }
+                eprintln!("mcpd: {first} (see mcpd --help)");
+                Err(2)
+            }
+        }
+    }
+}

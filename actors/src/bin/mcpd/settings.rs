@@ -1,0 +1,194 @@
+//! Turns the serve flags, the environment (`MCPD_KEYS`) and the properties file into one typed
+//! configuration. A flag wins over its property; lists (keys, origins, hosts, command variables)
+//! add up. The catalog itself is assembled by the library (`mcpd_actors::tools::sets`).
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpd::auth::{KeySet, OriginPolicy};
+use mcpd::catalog::LiveCatalog;
+use mcpd::config::{Properties, ToolFilter};
+use mcpd::model::Implementation;
+use mcpd::{McpServer, ServerOptions};
+use mcpd_actors::client::ServerRecord;
+use mcpd_actors::tools::commands::{load_declared, CommandOptions};
+use mcpd_actors::tools::files::FileToolOptions;
+use mcpd_actors::tools::gateway::load_servers;
+use mcpd_actors::tools::paths::ProjectRoot;
+use mcpd_actors::tools::sets::{assemble, ToolSet, ToolSetOptions};
+use mcpd_actors::{Limits, ListenerConfig, SessionConfig, TransportMode};
+
+use crate::args::ServeArgs;
+use crate::Fatal;
+
+/// The default properties file, read when present.
+const DEFAULT_CONFIG_FILE: &str = "mcp.properties";
+/// Environment variable with comma-separated API keys.
+const KEYS_ENV: &str = "MCPD_KEYS";
+
+/// Everything `mcpd serve` runs with.
+pub(crate) struct Settings {
+    /// The protocol layer over the assembled catalog.
+    pub(crate) server: Arc<McpServer>,
+    /// The catalog the gateway adds its remotes' tools to.
+    pub(crate) live: Arc<LiveCatalog>,
+    /// Configuration warnings, shown in the log and the status.
+    pub(crate) warnings: Vec<String>,
+    /// The HTTP listener's configuration (its limits apply to stdio too).
+    pub(crate) listener: ListenerConfig,
+    /// `enabledTools`, which also filters the gateway's tools.
+    pub(crate) filter: ToolFilter,
+    /// Tools exposed per local set.
+    pub(crate) exposed: Vec<(ToolSet, usize)>,
+    /// The gateway's remote servers (from `--servers`).
+    pub(crate) remotes: Vec<ServerRecord>,
+    /// The directory the file and command tools are confined to.
+    pub(crate) project_dir: PathBuf,
+}
+
+fn usage(message: impl Into<String>) -> Fatal {
+    Fatal::usage(message)
+}
+
+/// Whether a boolean property is set to true.
+fn flag(props: &Properties, key: &str) -> bool {
+    props.get(key).is_some_and(|v| matches!(v.trim(), "true" | "yes" | "1" | "on"))
+}
+
+/// The flag's value, else the property's, else none. The property must parse even when the
+/// flag is given: a broken properties file is reported, not hidden.
+fn pick<T: FromStr>(flag: Option<T>, props: &Properties, key: &str) -> Result<Option<T>, Fatal> {
+    let property = props.parsed(key).map_err(|e| usage(e.to_string()))?;
+    Ok(flag.or(property))
+}
+
+/// The flag's text, else the property's.
+fn pick_text(flag: &Option<String>, props: &Properties, key: &str) -> Option<String> {
+    flag.clone().or_else(|| props.get(key).map(str::to_owned))
+}
+
+fn load_properties(explicit: Option<&Path>) -> Result<Properties, Fatal> {
+    match explicit {
+        Some(path) => {
+            Properties::load(path).map_err(|e| usage(format!("cannot read config file {}: {e}", path.display())))
+        }
+        None => match Properties::load(Path::new(DEFAULT_CONFIG_FILE)) {
+            Ok(p) => Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::default()),
+            Err(e) => Err(usage(format!("cannot read {DEFAULT_CONFIG_FILE}: {e}"))),
+        },
+    }
+}
+
+/// Resolves the serve flags into [`Settings`].
+///
+/// # Errors
+/// A usage error (exit 2) naming the flag, property or file that cannot be used.
+pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
+    let props = load_properties(args.config.as_deref())?;
+    if let Some(dir) = &args.project_dir {
+        if !dir.is_dir() {
+            return Err(usage(format!("project directory {} does not exist or is not a directory", dir.display())));
+        }
+    }
+    let filter = ToolFilter::from_value(props.get("enabledTools"));
+    let mut warnings = Vec::new();
+    if let Some(warning) = filter.warning() {
+        log::warn!("{warning}");
+        warnings.push(warning);
+    }
+    let project_dir = match &args.project_dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| usage(format!("no current directory: {e}")))?,
+    };
+    let root = ProjectRoot::new(&project_dir)
+        .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
+
+    let tool_options = tool_options(args, &props)?;
+    // Commands may run up to their own maximum; the server's limit must not cut them first.
+    let max_command_time = tool_options.commands.max_timeout;
+    let tools = assemble(&root, tool_options, &filter);
+    let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
+        Some(path) => load_servers(&path).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let info = Implementation::new(
+        pick_text(&args.name, &props, "name").unwrap_or_else(|| "mcpd".to_owned()),
+        pick_text(&args.server_version, &props, "version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
+    );
+    // Stdio is one long session, and `-s` gives HTTP sessions: both can deliver list_changed and
+    // resource updates.
+    let sessions = args.session || args.port.is_none();
+    let mut options = ServerOptions { info, sessions, ..ServerOptions::default() };
+    if let Some(size) = pick::<usize>(None, &props, "pageSize")? {
+        options.page_size = size.max(1);
+    }
+    let live = Arc::new(LiveCatalog::new(tools.catalog));
+    let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
+    let listener = listener_config(args, &props, max_command_time)?;
+    Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, project_dir })
+}
+
+/// The tool sets the flags and properties ask for.
+fn tool_options(args: &ServeArgs, props: &Properties) -> Result<ToolSetOptions, Fatal> {
+    let file_tools = !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false");
+    let files = file_tools
+        .then(|| FileToolOptions { write: args.write || flag(props, "writeMode"), ..FileToolOptions::default() });
+    let declared = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
+        Some(path) => load_declared(&path).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let mut commands = CommandOptions {
+        enabled: args.commands || flag(props, "commands.enabled"),
+        allow_shell: args.allow_shell || flag(props, "commands.shell"),
+        ..CommandOptions::default()
+    };
+    commands.env_allow.extend(args.command_env.iter().cloned());
+    commands.env_allow.extend(props.list("commands.env"));
+    Ok(ToolSetOptions { files, commands, declared })
+}
+
+/// The listener: bind address, keys, origins, limits and session settings.
+fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Duration) -> Result<ListenerConfig, Fatal> {
+    let mut keys: Vec<String> = args.keys.clone();
+    if let Ok(env_keys) = std::env::var(KEYS_ENV) {
+        keys.extend(env_keys.split(',').map(str::to_owned));
+    }
+    keys.extend(props.list("keys"));
+    let mut limits = Limits::default();
+    limits.tool_timeout = limits.tool_timeout.max(max_command_time + Duration::from_secs(5));
+    if let Some(bytes) = pick(args.max_body_bytes, props, "maxBodyBytes")? {
+        limits.max_body_bytes = bytes;
+    }
+    if let Some(secs) = pick(args.tool_timeout, props, "toolTimeoutSeconds")? {
+        limits.tool_timeout = Duration::from_secs(secs.max(1));
+    }
+    let mut allowed_origins = args.allow_origins.clone();
+    allowed_origins.extend(props.list("allowedOrigins"));
+    let mut allowed_hosts = args.allow_hosts.clone();
+    allowed_hosts.extend(props.list("allowedHosts"));
+    let mut sessions = SessionConfig::default();
+    if let Some(secs) = pick(args.session_idle_timeout, props, "sessionIdleSeconds")? {
+        sessions.idle_timeout = Duration::from_secs(secs.max(1));
+    }
+    if let Some(max) = pick(args.max_sessions, props, "maxSessions")? {
+        sessions.max_sessions = max;
+    }
+    if let Some(secs) = pick(args.client_request_timeout, props, "clientRequestTimeoutSeconds")? {
+        sessions.client_request_timeout = Duration::from_secs(secs.max(1));
+    }
+    Ok(ListenerConfig {
+        host: pick_text(&args.host, props, "host").unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
+        port: pick(args.port, props, "port")?.unwrap_or(mcpd::config::DEFAULT_PORT),
+        keys: KeySet::new(keys),
+        origins: OriginPolicy { allowed_origins, allowed_hosts },
+        allow_unauthenticated: args.allow_unauthenticated,
+        mode: if args.session { TransportMode::StreamableHttp } else { TransportMode::Http },
+        limits,
+        sessions,
+        workers: pick(args.workers, props, "workers")?.unwrap_or(0),
+        settings_file: args.settings.clone(),
+    })
+}
