@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use mcpd::model::{CallToolResult, Tool, ToolAnnotations};
 use mcpd::{Catalog, ToolError};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::paths::{PathError, ProjectRoot};
 
@@ -44,6 +44,16 @@ impl Default for FileToolOptions {
             max_grep_file_bytes: 4 * 1024 * 1024,
         }
     }
+}
+
+/// An input schema: an object of `properties`, `required` ones, nothing else.
+fn schema(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+}
+
+/// An output schema: an object of `properties`, `required` ones (more may come).
+fn output(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
 }
 
 /// What every handler shares.

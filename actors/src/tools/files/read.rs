@@ -10,7 +10,7 @@ use ignore::WalkBuilder;
 use mcpd::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use super::{entry, kind, looks_binary, refused, Args, FileToolOptions, Files, Run};
+use super::{entry, kind, looks_binary, output, refused, schema, Args, FileToolOptions, Files, Run};
 
 /// Longest line text `grep` returns (in characters); longer lines are cut with `…`.
 const MAX_LINE_CHARS: usize = 500;
@@ -26,8 +26,20 @@ pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     ]
 }
 
-fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+/// The output schema of a search: `{pattern, matches: [item], truncated}` plus `more`
+/// properties (all required).
+fn matches_output(item: Value, item_required: &[&str], more: Value) -> Value {
+    let mut properties = json!({
+        "pattern": { "type": "string" },
+        "matches": { "type": "array", "items": output(item, item_required) },
+        "truncated": { "type": "boolean" }
+    });
+    let mut required = vec!["pattern".to_owned(), "matches".to_owned(), "truncated".to_owned()];
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
+        required.extend(more.keys().cloned());
+        all.extend(more);
+    }
+    json!({ "type": "object", "properties": properties, "required": required })
 }
 
 fn list_directory_tool(max: usize) -> Tool {
@@ -320,19 +332,11 @@ fn search_files_tool(max: usize) -> Tool {
         ),
     )
     .with_title("Search files by name")
-    .with_output_schema(json!({
-        "type": "object",
-        "properties": {
-            "pattern": { "type": "string" },
-            "matches": { "type": "array", "items": {
-                "type": "object",
-                "properties": { "path": { "type": "string" }, "type": { "type": "string" } },
-                "required": ["path", "type"]
-            } },
-            "truncated": { "type": "boolean" }
-        },
-        "required": ["pattern", "matches", "truncated"]
-    }))
+    .with_output_schema(matches_output(
+        json!({ "path": { "type": "string" }, "type": { "type": "string" } }),
+        &["path", "type"],
+        json!({}),
+    ))
     .with_annotations(ToolAnnotations::read_only())
 }
 
@@ -397,25 +401,14 @@ fn grep_tool(max: usize, max_file: u64) -> Tool {
         ),
     )
     .with_title("Search file contents")
-    .with_output_schema(json!({
-        "type": "object",
-        "properties": {
-            "pattern": { "type": "string" },
-            "matches": { "type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string" },
-                    "line": { "type": "integer" },
-                    "text": { "type": "string" }
-                },
-                "required": ["path", "line", "text"]
-            } },
-            "truncated": { "type": "boolean" },
+    .with_output_schema(matches_output(
+        json!({ "path": { "type": "string" }, "line": { "type": "integer" }, "text": { "type": "string" } }),
+        &["path", "line", "text"],
+        json!({
             "filesSearched": { "type": "integer" },
             "filesSkipped": { "type": "integer", "description": "Binary or too big." }
-        },
-        "required": ["pattern", "matches", "truncated", "filesSearched", "filesSkipped"]
-    }))
+        }),
+    ))
     .with_annotations(ToolAnnotations::read_only())
 }
 

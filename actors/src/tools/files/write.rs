@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use mcpd::model::Tool;
 use serde_json::{json, Value};
 
-use super::{entry, kind, read_text, refused, writes, Args, FileToolOptions, Files, Run};
+use super::{entry, kind, output, read_text, refused, schema, writes, Args, FileToolOptions, Files, Run};
 use crate::tools::paths::PathError;
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
@@ -22,16 +22,8 @@ pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     ]
 }
 
-fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
-}
-
 fn path_prop(what: &str) -> Value {
     json!({ "type": "string", "description": format!("{what}, relative to the project root.") })
-}
-
-fn output(properties: Value, required: &[&str]) -> Value {
-    json!({ "type": "object", "properties": properties, "required": required })
 }
 
 fn create_parents(path: &Path, shown: &str) -> Result<(), String> {
