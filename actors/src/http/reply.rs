@@ -34,3 +34,12 @@ pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> Ht
     let object = ErrorObject::new(rpc_code, message);
     json_bytes(code, Outgoing::Error { id: None, error: &object }.to_vec())
 }
+
+/// 404 for a session id that names no live session.
+pub(crate) fn session_not_found() -> HttpResponse {
+    plain_error(
+        404,
+        ErrorCode::INVALID_REQUEST,
+        "Session not found: it ended, expired or never existed; initialize again".into(),
+    )
+}

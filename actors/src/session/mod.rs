@@ -7,8 +7,8 @@
 //! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
 //! session's `ToolExecutor` and read [`SessionShared`] directly.
 //!
-//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `Notify`, `Subscribe`,
-//! `Unsubscribe`, `ResourceUpdated` and `Stop`.
+//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `Notify`, `ChangeSubscription`,
+//! `CatalogChanged` and `Stop`.
 
 mod registry;
 mod shared;
@@ -17,22 +17,22 @@ pub mod stream;
 pub use registry::{SessionHandle, SessionRegistry};
 pub use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use bytes::Bytes;
-use serde_json::json;
+use mcpd::catalog::CatalogEvent;
+use mcpd::server::{Interest, Subscription};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::counts::{ActorCounts, ActorKind};
+use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
 use stream::{Stream, STANDALONE};
 
-/// How often an idle session sends a keep-alive comment on its open streams.
-pub const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
 /// How many finished-but-undelivered POST streams a session keeps for resumption.
 const MAX_PARKED_STREAMS: usize = 16;
 
@@ -58,7 +58,8 @@ pub struct Session {
     idle_timeout: Duration,
     streams: HashMap<u64, Stream>,
     next_stream: u64,
-    subscriptions: HashSet<String>,
+    /// The list changes and resource updates this session hears about.
+    interest: Interest,
     last_keep_alive: Instant,
     end: Option<EndReason>,
     legacy_sse: bool,
@@ -83,7 +84,7 @@ impl Session {
             idle_timeout,
             streams: HashMap::new(),
             next_stream: STANDALONE + 1,
-            subscriptions: HashSet::new(),
+            interest: Interest::every_list(),
             last_keep_alive: Instant::now(),
             end: None,
             legacy_sse: false,
@@ -282,59 +283,33 @@ impl Handler<Notify> for Session {
     }
 }
 
-/// `resources/subscribe`.
+/// `resources/subscribe` or `resources/unsubscribe`.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Subscribe {
-    /// The resource URI.
-    pub uri: String,
-}
+pub struct ChangeSubscription(pub Subscription);
 
-impl Handler<Subscribe> for Session {
+impl Handler<ChangeSubscription> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: ChangeSubscription, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        self.subscriptions.insert(msg.uri);
+        self.interest.apply(msg.0);
     }
 }
 
-/// `resources/unsubscribe`.
+/// The catalog changed: the session's client hears about it on the standalone stream when it
+/// wants to (list changes always, resource updates when subscribed).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Unsubscribe {
-    /// The resource URI.
-    pub uri: String,
-}
+pub struct CatalogChanged(pub CatalogEvent);
 
-impl Handler<Unsubscribe> for Session {
+impl Handler<CatalogChanged> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: CatalogChanged, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        self.subscriptions.remove(&msg.uri);
-    }
-}
-
-/// A resource changed: subscribers get `notifications/resources/updated`.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct ResourceUpdated {
-    /// The resource URI.
-    pub uri: String,
-}
-
-impl Handler<ResourceUpdated> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: ResourceUpdated, _ctx: &mut Self::Context) {
-        self.counts.handled(ActorKind::Session);
-        if self.subscriptions.contains(&msg.uri) {
-            let message = mcpd::jsonrpc::outgoing_message(
-                None,
-                "notifications/resources/updated",
-                Some(&json!({ "uri": msg.uri })),
-            );
+        if let Some((method, params)) = self.interest.announcement(&msg.0) {
+            let message = mcpd::jsonrpc::outgoing_message(None, method, params.map(serde_json::Value::Object).as_ref());
             self.standalone().emit(STANDALONE, &message, false);
         }
     }
