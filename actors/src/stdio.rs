@@ -9,7 +9,7 @@ use actix::{Actor, Addr};
 use mcpd::catalog::CatalogEvent;
 use mcpd::context::{LogLevel, Peer};
 use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, RequestId};
-use mcpd::server::{encode_answer, set_level_param, stdio_era, Interest, Method, Scope, Subscription};
+use mcpd::server::{encode_answer, encode_batch, set_level_param, stdio_era, Interest, Method, Scope, Subscription};
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::{McpServer, ProtocolError};
 use serde_json::{json, Value};
@@ -232,10 +232,7 @@ fn handle_line(
             let out = out.clone();
             tasks.spawn_local(async move {
                 let parts: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
-                if !parts.is_empty() {
-                    let mut body = b"[".to_vec();
-                    body.extend_from_slice(&parts.join(&b","[..]));
-                    body.push(b']');
+                if let Some(body) = encode_batch(&parts) {
                     let _ = out.send(body);
                 }
             });

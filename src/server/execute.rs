@@ -177,6 +177,24 @@ pub fn encode_answer(id: &RequestId, era: Era, outcome: &Result<Value, ProtocolE
     }
 }
 
+/// The answer to a batch: its members' answers as one JSON array; `None` when no member gets an
+/// answer (a batch of notifications and responses).
+pub fn encode_batch(answers: &[Vec<u8>]) -> Option<Vec<u8>> {
+    if answers.is_empty() {
+        return None;
+    }
+    let mut body = Vec::with_capacity(answers.iter().map(Vec::len).sum::<usize>() + answers.len() + 2);
+    body.push(b'[');
+    for (i, answer) in answers.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(answer);
+    }
+    body.push(b']');
+    Some(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +260,12 @@ mod tests {
         assert_eq!(message, "request exceeded the server's time limit of 1.5 s");
         assert_eq!(execution.method, Method::PromptsGet);
         assert_eq!(execution.tool_outcome(), None);
+    }
+
+    #[test]
+    fn a_batch_answer_is_a_json_array_and_none_when_empty() {
+        assert_eq!(encode_batch(&[b"1".to_vec(), b"2".to_vec()]), Some(b"[1,2]".to_vec()));
+        assert_eq!(encode_batch(&[]), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod route;
 mod scope;
 mod stateless;
 
-pub use execute::{encode_answer, Execution, TimeLimit, ToolOutcome};
+pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome};
 pub use interest::{Announcement, Interest, Subscription};
 pub use method::{cancelled_request, Method, CANCELLED};
 pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, DEFAULT_PAGE_SIZE};

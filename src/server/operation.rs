@@ -41,6 +41,23 @@ fn to_object<T: Serialize>(value: &T) -> Result<Map<String, Value>, ProtocolErro
     }
 }
 
+/// The result object of a handler's rounds: its result, its `input_required` result, or what
+/// `failed` makes of its failure (a tool's is an `isError` result, anything else's `-32603`).
+fn result_of<T: Serialize>(
+    rounds: Rounds<T>,
+    failed: fn(String) -> Result<Map<String, Value>, ProtocolError>,
+) -> Result<Map<String, Value>, ProtocolError> {
+    match rounds {
+        Rounds::Complete(result) => to_object(&result),
+        Rounds::Failed(message) => failed(message),
+        Rounds::InputRequired(result) => Ok(result),
+    }
+}
+
+fn internal(message: String) -> Result<Map<String, Value>, ProtocolError> {
+    Err(ProtocolError::Internal(message))
+}
+
 impl McpServer {
     /// `tools/call` of `tool` (resolved by the caller from the same catalog snapshot, so the
     /// metrics can label the call without a second lookup).
@@ -58,11 +75,7 @@ impl McpServer {
         let rounds = self
             .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
-        match rounds {
-            Rounds::Complete(result) => to_object(&result),
-            Rounds::Failed(message) => to_object(&CallToolResult::error(message)),
-            Rounds::InputRequired(result) => Ok(result),
-        }
+        result_of(rounds, |message| to_object(&CallToolResult::error(message)))
     }
 
     pub(super) async fn get_prompt(
@@ -85,11 +98,7 @@ impl McpServer {
         let rounds = self
             .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.get(arguments.clone(), ctx))
             .await?;
-        match rounds {
-            Rounds::Complete(result) => to_object(&result),
-            Rounds::Failed(message) => Err(ProtocolError::Internal(message)),
-            Rounds::InputRequired(result) => Ok(result),
-        }
+        result_of(rounds, internal)
     }
 
     pub(super) async fn read_resource(
@@ -111,9 +120,7 @@ impl McpServer {
             .await?;
         match rounds {
             Rounds::Complete(result) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri }),
-            Rounds::Complete(result) => to_object(&result),
-            Rounds::Failed(message) => Err(ProtocolError::Internal(message)),
-            Rounds::InputRequired(result) => Ok(result),
+            rounds => result_of(rounds, internal),
         }
     }
 }

@@ -62,23 +62,13 @@ fn denial(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
     if state.check_host {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !state.origins.host_allowed(host) {
-            log::debug!("rejecting Host {host:?}");
-            return Some(plain_error(
-                403,
-                ErrorCode::INVALID_REQUEST,
-                format!("Forbidden: Host {host:?} is not allowed"),
-            ));
+            return Some(forbidden("Host", host));
         }
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !state.origins.origin_allowed(origin) {
-            log::debug!("rejecting Origin {origin:?}");
-            return Some(plain_error(
-                403,
-                ErrorCode::INVALID_REQUEST,
-                format!("Forbidden: Origin {origin:?} is not allowed"),
-            ));
+            return Some(forbidden("Origin", origin));
         }
     }
     let authorized = state.keys.authorizes(|name| headers.get(name).and_then(|v| v.to_str().ok()));
@@ -89,4 +79,10 @@ fn denial(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
         return Some(response);
     }
     None
+}
+
+/// 403 for a `Host` or `Origin` the policy does not allow.
+fn forbidden(header: &str, value: &str) -> HttpResponse {
+    log::debug!("rejecting {header} {value:?}");
+    plain_error(403, ErrorCode::INVALID_REQUEST, format!("Forbidden: {header} {value:?} is not allowed"))
 }

@@ -10,8 +10,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
-    encode_answer, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, RoutingHeaders, Scope,
-    SessionSupport,
+    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted,
+    RoutingHeaders, Scope, SessionSupport,
 };
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
@@ -148,17 +148,8 @@ async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<
         }
     });
     let answers: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
-    if answers.is_empty() {
-        return HttpResponse::Accepted().finish();
+    match encode_batch(&answers) {
+        Some(body) => json_bytes(200, body),
+        None => HttpResponse::Accepted().finish(),
     }
-    let mut body = Vec::with_capacity(answers.iter().map(Vec::len).sum::<usize>() + answers.len() + 2);
-    body.push(b'[');
-    for (i, answer) in answers.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(answer);
-    }
-    body.push(b']');
-    json_bytes(200, body)
 }

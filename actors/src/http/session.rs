@@ -27,7 +27,7 @@ use super::stream::{respond, sse, Exchange, SessionSink};
 use super::AppState;
 use crate::metrics::Outcome;
 use crate::session::{
-    ChangeSubscription, EndReason, Negotiated, Notify, PeerSink, RequestPeer, Resume, ResumeError, Session,
+    ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
     SessionHandle, SessionId, SessionShared, Stop,
 };
 use crate::tool_executor::{route_notification, run, ToolExecutor};
@@ -303,7 +303,7 @@ pub(super) async fn legacy_messages(
             Some(Err(ProtocolError::InvalidRequest("send initialize first".into())))
         };
         if let Some(outcome) = answer {
-            handle.session.do_send(Notify { message: encode_answer(&id, Era::Stateful, &outcome) });
+            handle.session.do_send(Emit::standalone(encode_answer(&id, Era::Stateful, &outcome)));
         }
     });
     HttpResponse::Accepted().finish()

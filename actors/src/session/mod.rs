@@ -7,7 +7,7 @@
 //! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
 //! session's `ToolExecutor` and read [`SessionShared`] directly.
 //!
-//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `Notify`, `ChangeSubscription`,
+//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`,
 //! `CatalogChanged` and `Stop`.
 
 mod registry;
@@ -117,6 +117,19 @@ impl Session {
     fn standalone(&mut self) -> &mut Stream {
         self.streams.entry(STANDALONE).or_default()
     }
+
+    /// Sends a message on a stream (the standalone one is opened on first use); a POST stream
+    /// that has delivered its last event is forgotten.
+    fn emit(&mut self, id: u64, message: &[u8], last: bool) {
+        if id == STANDALONE {
+            self.standalone().emit(STANDALONE, message, last);
+        } else if let Some(stream) = self.streams.get_mut(&id) {
+            stream.emit(id, message, last);
+            if stream.spent() {
+                self.streams.remove(&id);
+            }
+        }
+    }
 }
 
 impl Actor for Session {
@@ -167,7 +180,8 @@ impl Handler<OpenStream> for Session {
     }
 }
 
-/// Send a JSON-RPC message on a stream; `last` finishes it.
+/// Send a JSON-RPC message on a stream; `last` finishes it. Server-initiated messages go on the
+/// standalone stream ([`Emit::standalone`]).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Emit {
@@ -179,17 +193,19 @@ pub struct Emit {
     pub last: bool,
 }
 
+impl Emit {
+    /// A server-initiated message, for the standalone stream.
+    pub fn standalone(message: Vec<u8>) -> Self {
+        Emit { stream: STANDALONE, message, last: false }
+    }
+}
+
 impl Handler<Emit> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: Emit, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        if let Some(stream) = self.streams.get_mut(&msg.stream) {
-            stream.emit(msg.stream, &msg.message, msg.last);
-            if stream.spent() {
-                self.streams.remove(&msg.stream);
-            }
-        }
+        self.emit(msg.stream, &msg.message, msg.last);
     }
 }
 
@@ -266,23 +282,6 @@ impl Handler<DetachStream> for Session {
     }
 }
 
-/// Send a server-initiated message on the standalone stream.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Notify {
-    /// The serialized message.
-    pub message: Vec<u8>,
-}
-
-impl Handler<Notify> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: Notify, _ctx: &mut Self::Context) {
-        self.counts.handled(ActorKind::Session);
-        self.standalone().emit(STANDALONE, &msg.message, false);
-    }
-}
-
 /// `resources/subscribe` or `resources/unsubscribe`.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -310,7 +309,7 @@ impl Handler<CatalogChanged> for Session {
         self.counts.handled(ActorKind::Session);
         if let Some((method, params)) = self.interest.announcement(&msg.0) {
             let message = mcpd::jsonrpc::outgoing_message(None, method, params.map(serde_json::Value::Object).as_ref());
-            self.standalone().emit(STANDALONE, &message, false);
+            self.emit(STANDALONE, &message, false);
         }
     }
 }
