@@ -17,7 +17,7 @@ use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 use serde_json::Value;
 
-use super::reply::{error_response, json_bytes, plain_error, result_response};
+use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
 use super::stream::sse;
 use super::AppState;
 use crate::tool_executor::execute;
@@ -50,7 +50,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
     let headers = HttpHeaders::new(&lookup);
     let incoming = match jsonrpc::parse(&body) {
         Ok(incoming) => incoming,
-        Err(rejection) => return rejection_response(400, &rejection),
+        Err(rejection) => return rejection_response(&rejection),
     };
     // Only an endpoint with sessions reads the session id (the stateless hot path does not).
     let session_id = match sessions {
@@ -74,14 +74,10 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
         }
         // Notifications and responses need no answer; without a session nothing awaits them.
-        Posted::Unaddressed => plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into()),
+        Posted::Unaddressed => missing_session_id(),
         Posted::Accepted => HttpResponse::Accepted().finish(),
         Posted::Batch(items) => batch(items, &headers.routing, &state).await,
     }
-}
-
-fn rejection_response(status: u16, rejection: &Rejection) -> HttpResponse {
-    json_bytes(status, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
 }
 
 /// Reads the body up to `limit` bytes; a larger one is answered 413 with a JSON-RPC error.

@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, RequestId};
+use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::Value;
@@ -42,4 +42,14 @@ pub(crate) fn session_not_found() -> HttpResponse {
         ErrorCode::INVALID_REQUEST,
         "Session not found: it ended, expired or never existed; initialize again".into(),
     )
+}
+
+/// 400 for a request that names no session where it must.
+pub(crate) fn missing_session_id() -> HttpResponse {
+    plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into())
+}
+
+/// 400 for a body that is no valid JSON-RPC message, echoing its id when it could be read.
+pub(crate) fn rejection_response(rejection: &Rejection) -> HttpResponse {
+    json_bytes(400, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
 }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use actix::Actor as _;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Request};
+use mcpd::jsonrpc::{self, ErrorCode, Message, Request};
 use mcpd::server::{encode_answer, set_level_param, Method, Scope, Subscription};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
@@ -22,7 +22,9 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::unbounded_channel;
 use tokio::sync::oneshot;
 
-use super::reply::{error_response, json_bytes, plain_error, result_response, session_not_found};
+use super::reply::{
+    error_response, missing_session_id, plain_error, rejection_response, result_response, session_not_found,
+};
 use super::stream::{respond, sse, Exchange, SessionSink};
 use super::AppState;
 use crate::metrics::Outcome;
@@ -123,20 +125,17 @@ pub(super) fn create(request: Request, state: &AppState) -> HttpResponse {
 pub(super) async fn handle(session_id: &str, message: Message, state: &AppState) -> HttpResponse {
     let Some(handle) = state.sessions.get(session_id) else { return session_not_found() };
     handle.shared.touch();
-    match message {
-        Message::Request(request) => request_in_session(handle, request, state).await,
-        other => {
-            deliver(&handle, other);
-            HttpResponse::Accepted().finish()
-        }
+    match deliver(&handle, message) {
+        Some(request) => request_in_session(handle, request, state).await,
+        None => HttpResponse::Accepted().finish(),
     }
 }
 
-/// Delivers a client message that is not a request: a cancellation goes to the executor, an
-/// answer to the server-to-client request awaiting it.
-fn deliver(handle: &SessionHandle, message: Message) {
+/// Delivers a client message that is not a request — a cancellation to the executor, an
+/// answer to the server-to-client request awaiting it — and hands a request back.
+fn deliver(handle: &SessionHandle, message: Message) -> Option<Request> {
     match message {
-        Message::Request(_) => {}
+        Message::Request(request) => return Some(request),
         Message::Notification(notification) => route_notification(&handle.executor, &notification),
         Message::Response(response) => {
             if let Some(id) = &response.id {
@@ -146,6 +145,7 @@ fn deliver(handle: &SessionHandle, message: Message) {
             }
         }
     }
+    None
 }
 
 /// Requests that only make sense in a session, answered without the executor.
@@ -166,7 +166,9 @@ fn session_method(request: &Request, method: Method, handle: &SessionHandle) -> 
     }
 }
 
-fn scope_for(handle: &SessionHandle, negotiated: &Negotiated, peer: RequestPeer) -> Scope {
+/// The scope of a request in a session whose messages to the client go to `sink`.
+fn scope_for(handle: &SessionHandle, negotiated: &Negotiated, sink: PeerSink, state: &AppState) -> Scope {
+    let peer = RequestPeer::new(sink, handle.shared.clone(), state.session_config.client_request_timeout);
     Scope {
         version: negotiated.version,
         session_id: Some(handle.shared.id().as_arc()),
@@ -196,11 +198,34 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let (out, messages) = unbounded_channel::<Vec<u8>>();
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let peer = RequestPeer::new(sink, handle.shared.clone(), state.session_config.client_request_timeout);
     let id = request.id.clone();
-    let execution = run(&handle.executor, request, scope_for(&handle, &negotiated, peer));
+    let execution = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
     let exchange = Exchange { id, era: Era::Stateful, execution, messages, close: Some(close) };
     respond(exchange, move || SessionSink::open(handle.session, busy)).await
+}
+
+/// Why a request names no live session.
+#[derive(Debug, Clone, Copy)]
+enum NoSession {
+    /// No `Mcp-Session-Id` header (400).
+    Missing,
+    /// An id that names no live session (404).
+    Unknown,
+}
+
+impl NoSession {
+    fn response(self) -> HttpResponse {
+        match self {
+            NoSession::Missing => missing_session_id(),
+            NoSession::Unknown => session_not_found(),
+        }
+    }
+}
+
+/// The session the request's `Mcp-Session-Id` names.
+fn named_session(req: &HttpRequest, state: &AppState) -> Result<SessionHandle, NoSession> {
+    let session_id = req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok());
+    state.sessions.get(session_id.ok_or(NoSession::Missing)?).ok_or(NoSession::Unknown)
 }
 
 /// `GET /mcp`: the standalone stream, or a resumed stream after `Last-Event-ID`.
@@ -208,10 +233,10 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     if !sse::accepts_events(&req) {
         return plain_error(406, ErrorCode::INVALID_REQUEST, "GET /mcp needs Accept: text/event-stream".into());
     }
-    let Some(session_id) = req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
-        return plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into());
+    let handle = match named_session(&req, &state) {
+        Ok(handle) => handle,
+        Err(no_session) => return no_session.response(),
     };
-    let Some(handle) = state.sessions.get(session_id) else { return session_not_found() };
     handle.shared.touch();
     let last_event_id = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let (tx, rx) = unbounded_channel();
@@ -225,10 +250,10 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
 
 /// `DELETE /mcp`: end the session.
 pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let Some(session_id) = req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
-        return plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into());
+    let handle = match named_session(&req, &state) {
+        Ok(handle) => handle,
+        Err(no_session) => return no_session.response(),
     };
-    let Some(handle) = state.sessions.get(session_id) else { return session_not_found() };
     state.sessions.remove(handle.shared.id());
     match handle.session.send(Stop { reason: EndReason::Deleted }).await {
         Ok(()) => HttpResponse::Ok().finish(),
@@ -268,17 +293,9 @@ pub(super) async fn legacy_messages(
     handle.shared.touch();
     let message = match jsonrpc::parse_single(&body) {
         Ok(message) => message,
-        Err(rejection) => {
-            return json_bytes(400, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
-        }
+        Err(rejection) => return rejection_response(&rejection),
     };
-    let request = match message {
-        Message::Request(request) => request,
-        other => {
-            deliver(&handle, other);
-            return HttpResponse::Accepted().finish();
-        }
-    };
+    let Some(request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
     let state = state.into_inner();
     let busy = handle.shared.busy();
     actix_rt::spawn(async move {
@@ -297,8 +314,7 @@ pub(super) async fn legacy_messages(
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());
-            let peer = RequestPeer::new(sink, handle.shared.clone(), state.session_config.client_request_timeout);
-            run(&handle.executor, request, scope_for(&handle, &negotiated, peer)).await
+            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state)).await
         } else {
             Some(Err(ProtocolError::InvalidRequest("send initialize first".into())))
         };
