@@ -52,7 +52,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         Ok(incoming) => incoming,
         Err(rejection) => return rejection_response(&rejection),
     };
-    // Only an endpoint with sessions reads the session id (the stateless hot path does not).
+    // An endpoint without sessions does not even look for a session id.
     let session_id = match sessions {
         SessionSupport::Enabled => lookup(mcpd::headers::SESSION_ID),
         SessionSupport::Disabled => None,
