@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix::{Actor, ActorContext, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _};
 use actix_web::dev::ServerHandle;
-use actix_web::{web, App, HttpServer};
+use actix_web::{web, HttpServer};
 use derive_more::{Display, Error};
 use mcpd::config::ListenerSettings;
 use mcpd::McpServer;
@@ -158,20 +158,18 @@ impl Listener {
             counts: self.counts.clone(),
             extras: self.extras.clone(),
         });
-        let mode = config.mode;
         let workers = if config.workers == 0 {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         } else {
             config.workers
         };
-        let server =
-            HttpServer::new(move || App::new().app_data(state.clone()).configure(|cfg| http::configure(cfg, mode)))
-                .workers(workers)
-                .disable_signals()
-                .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
-                .listen(tcp)
-                .map_err(|e| StartError::Bind { address, reason: e.to_string() })?
-                .run();
+        let server = HttpServer::new(move || http::app(state.clone()))
+            .workers(workers)
+            .disable_signals()
+            .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
+            .listen(tcp)
+            .map_err(|e| StartError::Bind { address, reason: e.to_string() })?
+            .run();
         self.running = Some(Running { handle: server.handle() });
         actix_rt::spawn(server);
         log::info!("listening on {} ({})", status.url, config.mode.label());

@@ -28,27 +28,10 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use mcpd::server::{Execution, Method, ToolOutcome};
+
 use crate::counts::{ActorCounts, ActorKind};
 use crate::session::EndReason;
-
-/// Methods counted under their own name; anything else is `other`.
-const KNOWN_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "subscriptions/listen",
-    "logging/setLevel",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-];
 
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,15 +196,29 @@ impl Metrics {
     }
 
     /// Records one request.
-    pub fn request(&self, method: &str, outcome: Outcome, elapsed: Duration) {
-        let method = KNOWN_METHODS.iter().find(|m| **m == method).copied().unwrap_or("other");
+    pub fn request(&self, method: Method, outcome: Outcome, elapsed: Duration) {
+        let method = method.wire_name().unwrap_or("other");
         self.requests.get_or_create(&[("method", method), ("outcome", outcome.label())]).inc();
         self.latency.observe(elapsed.as_secs_f64());
     }
 
-    /// Records one tool call of a tool the catalog has.
-    pub fn tool_call(&self, tool: &str, outcome: &'static str) {
-        self.tool_calls.get_or_create(&[("tool", tool.to_owned()), ("outcome", outcome.to_owned())]).inc();
+    /// Records a request refused before execution (validation, headers, session).
+    pub fn rejected(&self, request: &mcpd::jsonrpc::Request) {
+        self.request(Method::parse(&request.method), Outcome::Rejected, Duration::ZERO);
+    }
+
+    /// Records one executed request, and its tool call when it called a tool the catalog has.
+    pub fn execution(&self, execution: &Execution, elapsed: Duration) {
+        let outcome = if execution.outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
+        self.request(execution.method, outcome, elapsed);
+        if let Some((tool, outcome)) = execution.tool_outcome() {
+            let label = match outcome {
+                ToolOutcome::Ok => "ok",
+                ToolOutcome::IsError => "is_error",
+                ToolOutcome::Error => "error",
+            };
+            self.tool_calls.get_or_create(&[("tool", tool.to_owned()), ("outcome", label.to_owned())]).inc();
+        }
     }
 
     /// A session opened.

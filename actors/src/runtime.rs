@@ -11,10 +11,9 @@ use crate::config::ListenerConfig;
 use crate::counts::ActorCounts;
 use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopListener, SyncWithSettings};
 use crate::metrics::Metrics;
-use crate::session::{Notify, ResourceUpdated, SessionRegistry};
+use crate::session::{CatalogChanged, SessionRegistry};
 use crate::status::ListenerStatus;
 use crate::supervisor::{Shutdown, Supervisor};
-use mcpd::catalog::CatalogEvent;
 
 /// A failure of the runtime API.
 #[derive(Debug, Display, Error, From)]
@@ -39,26 +38,14 @@ pub struct Mcpd {
     sessions: Arc<SessionRegistry>,
 }
 
-/// Sends `notifications/*/list_changed` and `notifications/resources/updated` to every session
-/// when the catalog changes.
+/// Tells every session about catalog changes; each session's interest decides whether its
+/// client hears of one (list changes always, resource updates when subscribed).
 fn broadcast_catalog_changes(server: &McpServer, sessions: &Arc<SessionRegistry>) {
     let sessions = Arc::downgrade(sessions);
     server.live_catalog().listen(move |event| {
         let Some(sessions) = sessions.upgrade() else { return };
-        let method = match event {
-            CatalogEvent::ToolsChanged => "notifications/tools/list_changed",
-            CatalogEvent::PromptsChanged => "notifications/prompts/list_changed",
-            CatalogEvent::ResourcesChanged => "notifications/resources/list_changed",
-            CatalogEvent::ResourceUpdated(uri) => {
-                for handle in sessions.handles() {
-                    handle.session.do_send(ResourceUpdated { uri: uri.clone() });
-                }
-                return;
-            }
-        };
-        let message = mcpd::jsonrpc::outgoing_message(None, method, None);
         for handle in sessions.handles() {
-            handle.session.do_send(Notify { message: message.clone() });
+            handle.session.do_send(CatalogChanged(event.clone()));
         }
     });
 }

@@ -3,14 +3,13 @@
 //! `ToolExecutor`; `notifications/cancelled` cancels one. At end of input the in-flight
 //! requests are finished and answered, then the transport returns.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use actix::{Actor, Addr};
 use mcpd::catalog::CatalogEvent;
 use mcpd::context::{LogLevel, Peer};
-use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, Request, RequestId};
-use mcpd::server::{set_level_param, stdio_era, validate_stateless, Scope};
+use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, RequestId};
+use mcpd::server::{encode_answer, encode_batch, set_level_param, stdio_era, Interest, Method, Scope, Subscription};
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::{McpServer, ProtocolError};
 use serde_json::{json, Value};
@@ -20,7 +19,7 @@ use tokio::task::JoinSet;
 
 use crate::config::Limits;
 use crate::counts::ActorCounts;
-use crate::tool_executor::{Cancel, Execute, StopExecutor, ToolExecutor};
+use crate::tool_executor::{route_notification, run, StopExecutor, ToolExecutor};
 
 /// Writes notifications for tools to stdout, through the single writer.
 struct StdioPeer {
@@ -41,7 +40,7 @@ struct Connection {
     client_capabilities: Option<Arc<Value>>,
     log_level: Option<LogLevel>,
     peer: Arc<dyn Peer>,
-    subscriptions: Arc<Mutex<HashSet<String>>>,
+    interest: Arc<Mutex<Interest>>,
 }
 
 impl Connection {
@@ -52,6 +51,7 @@ impl Connection {
             client_capabilities: self.client_capabilities.clone(),
             log_level: self.log_level,
             peer: Some(self.peer.clone()),
+            catalog: None,
         }
     }
 }
@@ -98,25 +98,17 @@ async fn read_line<R: AsyncRead + Unpin>(
     }
 }
 
-/// Tells the stdio client about catalog changes: list_changed, and updates of subscribed
-/// resources.
+/// Tells the stdio client about the catalog changes it wants to hear of: list changes, and
+/// updates of subscribed resources.
 fn catalog_notifier(
     out: UnboundedSender<Vec<u8>>,
-    subscriptions: Arc<Mutex<HashSet<String>>>,
+    interest: Arc<Mutex<Interest>>,
 ) -> impl Fn(&CatalogEvent) + Send + Sync + 'static {
     move |event| {
-        let (method, params) = match event {
-            CatalogEvent::ToolsChanged => ("notifications/tools/list_changed", None),
-            CatalogEvent::PromptsChanged => ("notifications/prompts/list_changed", None),
-            CatalogEvent::ResourcesChanged => ("notifications/resources/list_changed", None),
-            CatalogEvent::ResourceUpdated(uri) => {
-                if !subscriptions.lock().unwrap_or_else(PoisonError::into_inner).contains(uri) {
-                    return;
-                }
-                ("notifications/resources/updated", Some(json!({ "uri": uri })))
-            }
-        };
-        let _ = out.send(jsonrpc::outgoing_message(None, method, params.as_ref()));
+        let announcement = interest.lock().unwrap_or_else(PoisonError::into_inner).announcement(event);
+        if let Some((method, params)) = announcement {
+            let _ = out.send(jsonrpc::outgoing_message(None, method, params.map(Value::Object).as_ref()));
+        }
     }
 }
 
@@ -155,16 +147,16 @@ where
     });
     let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
     let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
-    let subscriptions = Arc::new(Mutex::new(HashSet::new()));
+    let interest = Arc::new(Mutex::new(Interest::every_list()));
     let mut connection = Connection {
         session_id: Arc::from(format!("stdio-{}", std::process::id())),
         version: None,
         client_capabilities: None,
         log_level: None,
         peer: Arc::new(StdioPeer { out: out.clone() }),
-        subscriptions: subscriptions.clone(),
+        interest: interest.clone(),
     };
-    let listener = server.live_catalog().listen(catalog_notifier(out.clone(), subscriptions));
+    let listener = server.live_catalog().listen(catalog_notifier(out.clone(), interest));
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::new(input);
     let mut buf = Vec::new();
@@ -240,10 +232,7 @@ fn handle_line(
             let out = out.clone();
             tasks.spawn_local(async move {
                 let parts: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
-                if !parts.is_empty() {
-                    let mut body = b"[".to_vec();
-                    body.extend_from_slice(&parts.join(&b","[..]));
-                    body.push(b']');
+                if let Some(body) = encode_batch(&parts) {
                     let _ = out.send(body);
                 }
             });
@@ -263,32 +252,35 @@ fn handle_message(
     let request = match message {
         Message::Request(request) => request,
         Message::Notification(notification) => {
-            if notification.method == "notifications/cancelled" {
-                let id = notification.params.as_ref().and_then(|p| p.get("requestId")).and_then(RequestId::from_value);
-                if let Some(id) = id {
-                    executor.do_send(Cancel { id });
-                }
-            }
+            route_notification(executor, &notification);
             return None;
         }
         Message::Response(_) => return None,
     };
     let id = request.id.clone();
     let ready = |era: Era, outcome: Result<Value, ProtocolError>| -> Option<AnswerFuture> {
-        let bytes = answer_bytes(&id, era, &outcome);
+        let bytes = encode_answer(&id, era, &outcome);
         Some(Box::pin(async move { Some(bytes) }))
     };
     if stdio_era(request.params.as_ref()) == Era::Stateless {
-        return match validate_stateless(&request, None) {
+        return match server.validate_stateless(&request, None) {
             Err(error) => ready(Era::Stateless, Err(error)),
             Ok(valid) => {
-                let scope = Scope { session_id: None, peer: Some(connection.peer.clone()), ..Scope::stateless(&valid) };
-                Some(run(executor, request, scope))
+                let scope = Scope { peer: Some(connection.peer.clone()), ..Scope::stateless(valid) };
+                Some(answer(executor, request, scope))
             }
         };
     }
-    match request.method.as_str() {
-        "initialize" => {
+    let method = Method::parse(&request.method);
+    if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
+        let outcome = change.map(|change| {
+            connection.interest.lock().unwrap_or_else(PoisonError::into_inner).apply(change);
+            json!({})
+        });
+        return ready(Era::Stateful, outcome);
+    }
+    match method {
+        Method::Initialize => {
             let outcome = server.initialize(request.params.as_ref()).map(|handshake| {
                 connection.version = Some(handshake.version);
                 connection.client_capabilities = Some(handshake.client_capabilities);
@@ -296,49 +288,21 @@ fn handle_message(
             });
             ready(Era::Stateful, outcome)
         }
-        "logging/setLevel" => {
+        Method::SetLogLevel => {
             let outcome = set_level_param(request.params.as_ref()).map(|level| {
                 connection.log_level = Some(level);
                 json!({})
             });
             ready(Era::Stateful, outcome)
         }
-        method @ ("resources/subscribe" | "resources/unsubscribe") => {
-            let uri = request.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
-            let outcome = match uri {
-                None => Err(ProtocolError::InvalidParams(format!("{method} needs a string uri"))),
-                Some(uri) => {
-                    let mut subscriptions = connection.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-                    if method == "resources/subscribe" {
-                        subscriptions.insert(uri.to_owned());
-                    } else {
-                        subscriptions.remove(uri);
-                    }
-                    Ok(json!({}))
-                }
-            };
-            ready(Era::Stateful, outcome)
-        }
-        _ => Some(run(executor, request, connection.scope())),
+        _ => Some(answer(executor, request, connection.scope())),
     }
 }
 
-fn run(executor: &Addr<ToolExecutor>, request: Request, scope: Scope) -> AnswerFuture {
+/// Runs a request on the executor; the future of its answer line (none when cancelled).
+fn answer(executor: &Addr<ToolExecutor>, request: mcpd::jsonrpc::Request, scope: Scope) -> AnswerFuture {
     let id = request.id.clone();
     let era = scope.version.era();
-    let sent = executor.send(Execute { request, scope });
-    Box::pin(async move {
-        match sent.await {
-            Ok(Some(outcome)) => Some(answer_bytes(&id, era, &outcome)),
-            Ok(None) => None,
-            Err(e) => Some(answer_bytes(&id, era, &Err(ProtocolError::Internal(e.to_string())))),
-        }
-    })
-}
-
-fn answer_bytes(id: &RequestId, era: Era, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
-    match outcome {
-        Ok(result) => Outgoing::Result { id, result }.to_vec(),
-        Err(error) => error_line(Some(id), &error.to_error_object(era)),
-    }
+    let answer = run(executor, request, scope);
+    Box::pin(async move { answer.await.map(|outcome| encode_answer(&id, era, &outcome)) })
 }

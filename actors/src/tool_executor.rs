@@ -1,31 +1,32 @@
 //! The `ToolExecutor` actor: runs the requests of one connection (stdio, or a session)
-//! concurrently, applies the time limit, and cancels a request on `notifications/cancelled`.
+//! concurrently and cancels a request on `notifications/cancelled`.
 //!
 //! Each `Execute` is answered with a future spawned in the actor's context, so the mailbox never
-//! waits for a tool: a slow call does not delay the next one. The stateless HTTP path calls
-//! [`execute`] directly and creates no actor at all.
+//! waits for a tool: a slow call does not delay the next one. What a request's time limit
+//! means is the core's ([`McpServer::execute`]); this module supplies the timer and the metrics.
+//! The stateless HTTP path calls [`execute`] directly and creates no actor at all.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorFutureExt as _, Context, Handler, Message, ResponseActFuture, WrapFuture as _};
+use actix::{Actor, ActorFutureExt as _, Addr, Context, Handler, Message, ResponseActFuture, WrapFuture as _};
 use futures_util::future::{AbortHandle, Abortable};
-use mcpd::jsonrpc::{Request, RequestId};
-use mcpd::model::CallToolResult;
-use mcpd::server::Scope;
-use mcpd::version::Era;
+use futures_util::FutureExt as _;
+use mcpd::jsonrpc::{Notification, Request, RequestId};
+use mcpd::server::{cancelled_request, Scope, TimeLimit};
 use mcpd::{McpServer, ProtocolError};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::counts::{ActorCounts, ActorKind};
-use crate::metrics::{Metrics, Outcome};
+use crate::metrics::Metrics;
 
-/// Serves one request under the time limit. A `tools/call` that runs out of time is answered
-/// as a tool failure (`isError: true`) naming the limit; any other request, as `-32603`.
+/// Serves one request under the time limit and records it in the metrics.
 ///
 /// # Errors
-/// The request's [`ProtocolError`], or `-32603` on timeout.
+/// The request's [`ProtocolError`] (`-32603` when a request other than `tools/call` runs out
+/// of time).
 pub async fn execute(
     server: &McpServer,
     metrics: &Metrics,
@@ -34,51 +35,29 @@ pub async fn execute(
     limit: Duration,
 ) -> Result<Value, ProtocolError> {
     let started = Instant::now();
-    let method = request.method.clone();
-    let tool = (method == "tools/call")
-        .then(|| request.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).map(str::to_owned))
-        .flatten();
-    let outcome = run_limited(server, request, scope, limit).await;
-    metrics.request(&method, if outcome.is_ok() { Outcome::Ok } else { Outcome::Error }, started.elapsed());
-    if let Some(tool) = tool {
-        let label = match &outcome {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => Some("is_error"),
-            Ok(_) => Some("ok"),
-            // Unknown tools are not labelled: their names are the client's to choose.
-            Err(_) if server.catalog().tool(&tool).is_none() => None,
-            Err(_) => Some("error"),
-        };
-        if let Some(label) = label {
-            metrics.tool_call(&tool, label);
-        }
-    }
-    outcome
+    let execution = server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))).await;
+    metrics.execution(&execution, started.elapsed());
+    execution.outcome
 }
 
-async fn run_limited(
-    server: &McpServer,
+/// Runs `request` on a connection's executor: `None` when it was cancelled (a cancelled request
+/// gets no answer); an executor that is gone is an internal error.
+pub fn run(
+    executor: &Addr<ToolExecutor>,
     request: Request,
     scope: Scope,
-    limit: Duration,
-) -> Result<Value, ProtocolError> {
-    let is_tool_call = request.method == "tools/call";
-    let era = scope.version.era();
-    match actix_rt::time::timeout(limit, server.handle(request, &scope)).await {
+) -> impl Future<Output = Option<Result<Value, ProtocolError>>> + 'static {
+    executor.send(Execute { request, scope }).map(|sent| match sent {
         Ok(outcome) => outcome,
-        Err(_) if is_tool_call => {
-            let mut result = json!(CallToolResult::error(format!(
-                "The tool call exceeded the server's time limit of {} s and was stopped.",
-                limit.as_secs_f64()
-            )));
-            if era == Era::Stateless {
-                result["resultType"] = json!("complete");
-            }
-            Ok(result)
-        }
-        Err(_) => Err(ProtocolError::Internal(format!(
-            "request exceeded the server's time limit of {} s",
-            limit.as_secs_f64()
-        ))),
+        Err(e) => Some(Err(ProtocolError::Internal(e.to_string()))),
+    })
+}
+
+/// Routes a client notification to the connection's executor: `notifications/cancelled`
+/// cancels the request it names; no other notification concerns the executor.
+pub fn route_notification(executor: &Addr<ToolExecutor>, notification: &Notification) {
+    if let Some(id) = cancelled_request(notification) {
+        executor.do_send(Cancel { id });
     }
 }
 

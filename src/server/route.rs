@@ -1,44 +1,17 @@
-//! Which era a request belongs to, and the checks of the 2026-07-28 stateless wire, in the order
-//! the specification and the conformance suite expect them.
-
-use std::sync::Arc;
+//! Which era a message belongs to, and what a POSTed message is: the routing decision of the
+//! HTTP endpoint as one pure function ([`route_post`]) of the message, its routing headers,
+//! whether it names a session, and whether the endpoint keeps sessions.
 
 use serde_json::{Map, Value};
 
-use crate::context::LogLevel;
+use super::method::Method;
+use super::stateless::RoutingHeaders;
 use crate::error::ProtocolError;
-use crate::headers;
-use crate::jsonrpc::Request;
+use crate::jsonrpc::{Incoming, Message, Rejection, Request};
 use crate::model::meta_keys;
 use crate::version::{Era, ProtocolVersion};
 
-/// The routing headers of one HTTP request, already extracted by the transport (names are
-/// case-insensitive on the wire; values are raw, not yet trimmed or decoded).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RoutingHeaders<'a> {
-    /// `MCP-Protocol-Version`.
-    pub protocol_version: Option<&'a str>,
-    /// `Mcp-Method`.
-    pub method: Option<&'a str>,
-    /// `Mcp-Name`.
-    pub name: Option<&'a str>,
-}
-
-/// Methods of the stateless wire (client to server).
-pub const STATELESS_METHODS: &[&str] = &[
-    "server/discover",
-    "subscriptions/listen",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-];
-
-fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
+pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
     params.and_then(|p| p.get("_meta")).and_then(Value::as_object)
 }
 
@@ -80,108 +53,88 @@ pub fn legacy_http_version(header_version: Option<&str>) -> Result<ProtocolVersi
     }
 }
 
-/// What a valid stateless request declared about itself.
-#[derive(Debug, Clone)]
-pub struct StatelessRequest {
-    /// Its declared client capabilities.
-    pub client_capabilities: Arc<Value>,
-    /// The log level it asked for, if any.
-    pub log_level: Option<LogLevel>,
+/// Whether an HTTP endpoint keeps sessions (`mcpd serve -s`): then a handshake-era message
+/// must name its session, or be the `initialize` that starts one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionSupport {
+    /// Stateless requests and session-less handshake-era requests only.
+    Disabled,
+    /// Streamable-HTTP sessions too.
+    Enabled,
 }
 
-/// Validates a stateless request. Order: required `_meta` keys (`-32602`); then, over HTTP,
-/// `MCP-Protocol-Version` vs `_meta`, `Mcp-Method` vs `method`, `Mcp-Name` vs `params.name` /
-/// `params.uri` (`-32020`); then the version itself (`-32022`); then the method (`-32601`).
-///
-/// # Errors
-/// The first failing check, as a [`ProtocolError`].
-pub fn validate_stateless(
-    request: &Request,
-    headers: Option<&RoutingHeaders<'_>>,
-) -> Result<StatelessRequest, ProtocolError> {
-    let params = request.params.as_ref();
-    let meta = meta_of(params).ok_or(ProtocolError::MissingMeta("_meta"))?;
-    let version = meta
-        .get(meta_keys::PROTOCOL_VERSION)
-        .and_then(Value::as_str)
-        .ok_or(ProtocolError::MissingMeta(meta_keys::PROTOCOL_VERSION))?;
-    let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
-        Some(c @ Value::Object(_)) => c.clone(),
-        _ => return Err(ProtocolError::MissingMeta(meta_keys::CLIENT_CAPABILITIES)),
-    };
-    if let Some(headers) = headers {
-        check_headers(request, version, headers)?;
-    }
-    if ProtocolVersion::parse(version) != Some(ProtocolVersion::STATELESS) {
-        return Err(ProtocolError::UnsupportedVersion { requested: version.to_owned() });
-    }
-    if !STATELESS_METHODS.contains(&request.method.as_str()) {
-        return Err(ProtocolError::MethodNotFound { method: request.method.clone() });
-    }
-    let log_level = match meta.get(meta_keys::LOG_LEVEL) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => {
-            Some(LogLevel::parse(s).ok_or_else(|| ProtocolError::InvalidParams(format!("unknown log level {s:?}")))?)
-        }
-        Some(other) => return Err(ProtocolError::InvalidParams(format!("log level must be a string, got {other}"))),
-    };
-    Ok(StatelessRequest { client_capabilities: Arc::new(capabilities), log_level })
+/// What a POSTed message is, and so which part of the endpoint answers it.
+#[derive(Debug)]
+pub enum Posted<'s> {
+    /// A handshake-era message for the session its `Mcp-Session-Id` names.
+    InSession(&'s str, Message),
+    /// `initialize` without a session id, on an endpoint with sessions: start one.
+    CreateSession(Request),
+    /// Another handshake-era request without a session id, on an endpoint with sessions
+    /// (`-32600`: initialize first).
+    MissingSession(Request),
+    /// A 2026-07-28 stateless request.
+    Stateless(Request),
+    /// A handshake-era request on an endpoint without sessions: answered on its own.
+    Handshake(Request),
+    /// A handshake-era notification or response without a session id, on an endpoint with
+    /// sessions: nothing could receive it (400).
+    Unaddressed,
+    /// A notification or response that nothing awaits (202).
+    Accepted,
+    /// A JSON-RPC batch (2025-03-26 only; the header decides).
+    Batch(Vec<Result<Message, Rejection>>),
 }
 
-fn check_headers(request: &Request, version: &str, headers: &RoutingHeaders<'_>) -> Result<(), ProtocolError> {
-    match headers.protocol_version.map(str::trim) {
-        Some(h) if h == version => {}
-        Some(h) => {
-            return Err(ProtocolError::HeaderMismatch(format!(
-                "MCP-Protocol-Version header {h:?} does not match _meta protocolVersion {version:?}"
-            )))
-        }
-        None => return Err(ProtocolError::HeaderMismatch("missing MCP-Protocol-Version header".into())),
-    }
-    match headers.method.map(str::trim) {
-        Some(m) if m == request.method => {}
-        Some(m) => {
-            return Err(ProtocolError::HeaderMismatch(format!(
-                "Mcp-Method header {m:?} does not match method {:?}",
-                request.method
-            )))
-        }
-        None => return Err(ProtocolError::HeaderMismatch("missing Mcp-Method header".into())),
-    }
-    let name_field = match request.method.as_str() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return Ok(()),
+/// Decides what a POSTed message is. A session id counts only on an endpoint with sessions, and
+/// only for handshake-era messages: a stateless request is stateless wherever it goes.
+pub fn route_post<'s>(
+    incoming: Incoming,
+    headers: &RoutingHeaders<'_>,
+    session_id: Option<&'s str>,
+    sessions: SessionSupport,
+) -> Posted<'s> {
+    let message = match incoming {
+        Incoming::Single(message) => message,
+        Incoming::Batch(items) => return Posted::Batch(items),
     };
-    let expected = request.params.as_ref().and_then(|p| p.get(name_field)).and_then(Value::as_str);
-    let Some(raw) = headers.name else {
-        return Err(ProtocolError::HeaderMismatch("missing Mcp-Name header".into()));
+    let stateless = match &message {
+        Message::Request(request) => http_era(request.params.as_ref(), headers.protocol_version) == Era::Stateless,
+        Message::Notification(n) => http_era(n.params.as_ref(), headers.protocol_version) == Era::Stateless,
+        Message::Response(_) => false,
     };
-    let decoded = headers::decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
-    if Some(decoded.as_str()) != expected {
-        return Err(ProtocolError::HeaderMismatch(format!(
-            "Mcp-Name header {decoded:?} does not match params.{name_field}"
-        )));
+    let with_sessions = sessions == SessionSupport::Enabled;
+    match (session_id.filter(|_| with_sessions && !stateless), message) {
+        (Some(id), message) => Posted::InSession(id, message),
+        (None, Message::Request(request)) if stateless => Posted::Stateless(request),
+        (None, Message::Request(request)) if with_sessions => match Method::parse(&request.method) {
+            Method::Initialize => Posted::CreateSession(request),
+            _ => Posted::MissingSession(request),
+        },
+        (None, Message::Request(request)) => Posted::Handshake(request),
+        (None, Message::Notification(_) | Message::Response(_)) if with_sessions && !stateless => Posted::Unaddressed,
+        (None, Message::Notification(_) | Message::Response(_)) => Posted::Accepted,
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::RequestId;
+    use crate::jsonrpc::{self, RequestId};
     use serde_json::json;
-
-    fn request(method: &str, params: Value) -> Request {
-        Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() }
-    }
 
     fn meta(version: &str) -> Value {
         json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}})
     }
 
-    fn headers<'a>(version: &'a str, method: &'a str, name: Option<&'a str>) -> RoutingHeaders<'a> {
-        RoutingHeaders { protocol_version: Some(version), method: Some(method), name }
+    fn posted<'s>(
+        body: Value,
+        version: Option<&str>,
+        session: Option<&'s str>,
+        sessions: SessionSupport,
+    ) -> Posted<'s> {
+        let incoming = jsonrpc::parse(body.to_string().as_bytes()).expect("valid JSON-RPC");
+        route_post(incoming, &RoutingHeaders { protocol_version: version, ..Default::default() }, session, sessions)
     }
 
     #[test]
@@ -195,40 +148,35 @@ mod tests {
     }
 
     #[test]
-    fn missing_meta_beats_header_checks() {
-        let r = request("server/discover", json!({}));
-        let h = headers("2026-07-28", "wrong", None);
-        assert_eq!(validate_stateless(&r, Some(&h)).unwrap_err(), ProtocolError::MissingMeta("_meta"));
-        let r = request("server/discover", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}));
-        assert!(matches!(validate_stateless(&r, Some(&h)), Err(ProtocolError::MissingMeta(_))));
+    fn a_session_id_routes_handshake_messages_to_their_session_only_with_sessions() {
+        use SessionSupport::{Disabled, Enabled};
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo"}});
+        assert!(matches!(posted(call.clone(), None, Some("s1"), Enabled), Posted::InSession("s1", _)));
+        assert!(matches!(posted(call.clone(), None, Some("s1"), Disabled), Posted::Handshake(_)));
+        assert!(matches!(posted(call.clone(), None, None, Enabled), Posted::MissingSession(_)));
+        let modern =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": meta("2026-07-28")}});
+        assert!(matches!(posted(modern, None, Some("s1"), Enabled), Posted::Stateless(_)));
+        assert!(matches!(posted(call, Some("2026-07-28"), None, Enabled), Posted::Stateless(_)));
     }
 
     #[test]
-    fn header_mismatch_beats_unsupported_version() {
-        let r = request("server/discover", json!({"_meta": meta("v999.0.0")}));
-        let err = validate_stateless(&r, Some(&headers("2026-07-28", "server/discover", None))).unwrap_err();
-        assert!(matches!(err, ProtocolError::HeaderMismatch(_)));
-        let err = validate_stateless(&r, Some(&headers("v999.0.0", "server/discover", None))).unwrap_err();
-        assert_eq!(err, ProtocolError::UnsupportedVersion { requested: "v999.0.0".into() });
+    fn initialize_without_a_session_starts_one_only_with_sessions() {
+        let init =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}});
+        assert!(matches!(posted(init.clone(), None, None, SessionSupport::Enabled), Posted::CreateSession(_)));
+        let Posted::Handshake(request) = posted(init, None, None, SessionSupport::Disabled) else { panic!() };
+        assert_eq!(request.id, RequestId::Number(1));
     }
 
     #[test]
-    fn removed_methods_are_not_found_after_version_check() {
-        let r = request("ping", json!({"_meta": meta("2026-07-28")}));
-        let err = validate_stateless(&r, Some(&headers("2026-07-28", "ping", None))).unwrap_err();
-        assert!(matches!(err, ProtocolError::MethodNotFound { .. }));
-    }
-
-    #[test]
-    fn mcp_name_is_decoded_and_compared() {
-        let r = request("tools/call", json!({"name": "Hello, 世界", "_meta": meta("2026-07-28")}));
-        let ok = headers("2026-07-28", "tools/call", Some("=?base64?SGVsbG8sIOS4lueVjA==?="));
-        assert!(validate_stateless(&r, Some(&ok)).is_ok());
-        let bad = headers("2026-07-28", "tools/call", Some("other"));
-        assert!(matches!(validate_stateless(&r, Some(&bad)), Err(ProtocolError::HeaderMismatch(_))));
-        let missing = headers("2026-07-28", "tools/call", None);
-        assert!(matches!(validate_stateless(&r, Some(&missing)), Err(ProtocolError::HeaderMismatch(_))));
-        assert!(validate_stateless(&r, None).is_ok(), "stdio has no headers to check");
+    fn notifications_without_a_session_are_unaddressed_only_with_sessions() {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert!(matches!(posted(note.clone(), None, None, SessionSupport::Enabled), Posted::Unaddressed));
+        assert!(matches!(posted(note.clone(), None, None, SessionSupport::Disabled), Posted::Accepted));
+        assert!(matches!(posted(note, Some("2026-07-28"), None, SessionSupport::Enabled), Posted::Accepted));
+        let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]);
+        assert!(matches!(posted(batch, None, Some("s1"), SessionSupport::Enabled), Posted::Batch(_)));
     }
 
     #[test]

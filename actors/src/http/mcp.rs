@@ -1,4 +1,6 @@
-//! `POST /mcp`: one JSON-RPC message (or a 2025-03-26 batch) in, one answer out.
+//! `POST /mcp`: one JSON-RPC message (or a 2025-03-26 batch) in, one answer out. What the
+//! message is — for a session, starting one, stateless, handshake era — is the core's decision
+//! ([`route_post`]); this module reads the HTTP request and hands the message on.
 //!
 //! The stateless path is: read the body once, parse it once, validate in the core, execute,
 //! serialize once. No actor, task or channel is created per request.
@@ -6,22 +8,21 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
-use mcpd::jsonrpc::{self, ErrorCode, Incoming, Message, Outgoing, Rejection, Request, RequestId};
-use mcpd::server::{http_era, legacy_http_version, RoutingHeaders, Scope};
+use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
+use mcpd::server::{
+    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted,
+    RoutingHeaders, Scope, SessionSupport,
+};
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 use serde_json::Value;
 
-use super::reply::{error_response, json_bytes, plain_error, result_response};
+use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
+use super::stream::sse;
 use super::AppState;
-use crate::config::TransportMode;
-use crate::metrics::Outcome;
 use crate::tool_executor::execute;
 
 pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = super::guard(&req, &state) {
-        return denied;
-    }
     if let Some(content_type) = req.headers().get(header::CONTENT_TYPE) {
         let content_type = content_type.to_str().unwrap_or("");
         let essence = content_type.split(';').next().unwrap_or("").trim();
@@ -33,8 +34,8 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             );
         }
     }
-    let streamable = state.mode == TransportMode::StreamableHttp;
-    if streamable && !super::session::accepts_both(&req) {
+    let sessions = state.sessions();
+    if sessions == SessionSupport::Enabled && !sse::accepts_json_and_events(&req) {
         return plain_error(
             406,
             ErrorCode::INVALID_REQUEST,
@@ -45,51 +46,38 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         Ok(body) => body,
         Err(response) => return response,
     };
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let routing = RoutingHeaders {
-        protocol_version: header(mcpd::headers::PROTOCOL_VERSION),
-        method: header(mcpd::headers::METHOD),
-        name: header(mcpd::headers::NAME),
+    let lookup = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let headers = HttpHeaders::new(&lookup);
+    let incoming = match jsonrpc::parse(&body) {
+        Ok(incoming) => incoming,
+        Err(rejection) => return rejection_response(&rejection),
     };
-    let session_id = if streamable { header(mcpd::headers::SESSION_ID) } else { None };
-    match jsonrpc::parse(&body) {
-        Err(rejection) => rejection_response(400, &rejection),
-        Ok(Incoming::Single(message)) if session_id.is_some() && !is_stateless(&message, &routing) => {
-            super::session::handle(session_id.unwrap_or_default(), message, &state).await
+    // An endpoint without sessions does not even look for a session id.
+    let session_id = match sessions {
+        SessionSupport::Enabled => lookup(mcpd::headers::SESSION_ID),
+        SessionSupport::Disabled => None,
+    };
+    match route_post(incoming, &headers.routing, session_id, sessions) {
+        Posted::InSession(session_id, message) => super::session::handle(session_id, message, &state).await,
+        Posted::CreateSession(request) => super::session::create(request, &state),
+        Posted::MissingSession(request) => {
+            state.metrics.rejected(&request);
+            let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
+            error_response(Some(&request.id), &error, Era::Stateful)
         }
-        Ok(Incoming::Single(Message::Request(request))) if streamable && !is_stateless_request(&request, &routing) => {
-            if request.method == "initialize" {
-                super::session::create(request, &state)
-            } else {
-                state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
-                let error =
-                    ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
-                error_response(Some(&request.id), &error, Era::Stateful)
-            }
-        }
-        Ok(Incoming::Single(Message::Request(request))) if is_stateless_request(&request, &routing) => {
-            super::stateless::serve(request, &routing, &req, &state).await
-        }
-        Ok(Incoming::Single(Message::Request(request))) => {
+        Posted::Stateless(request) => super::stateless::serve(request, &headers, &state).await,
+        Posted::Handshake(request) => {
             let id = request.id.clone();
-            match answer_legacy(request, &routing, &state).await {
+            match answer_legacy(request, &headers.routing, &state).await {
                 Ok(result) => result_response(&id, &result),
                 Err(error) => error_response(Some(&id), &error, Era::Stateful),
             }
         }
         // Notifications and responses need no answer; without a session nothing awaits them.
-        Ok(Incoming::Single(message @ (Message::Notification(_) | Message::Response(_))))
-            if streamable && !is_stateless(&message, &routing) =>
-        {
-            plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into())
-        }
-        Ok(Incoming::Single(Message::Notification(_) | Message::Response(_))) => HttpResponse::Accepted().finish(),
-        Ok(Incoming::Batch(items)) => batch(items, &routing, &state).await,
+        Posted::Unaddressed => missing_session_id(),
+        Posted::Accepted => HttpResponse::Accepted().finish(),
+        Posted::Batch(items) => batch(items, &headers.routing, &state).await,
     }
-}
-
-fn rejection_response(status: u16, rejection: &Rejection) -> HttpResponse {
-    json_bytes(status, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
 }
 
 /// Reads the body up to `limit` bytes; a larger one is answered 413 with a JSON-RPC error.
@@ -113,30 +101,18 @@ async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -
     Ok(body)
 }
 
-fn is_stateless_request(request: &Request, routing: &RoutingHeaders<'_>) -> bool {
-    http_era(request.params.as_ref(), routing.protocol_version) == Era::Stateless
-}
-
-fn is_stateless(message: &Message, routing: &RoutingHeaders<'_>) -> bool {
-    match message {
-        Message::Request(request) => is_stateless_request(request, routing),
-        Message::Notification(n) => http_era(n.params.as_ref(), routing.protocol_version) == Era::Stateless,
-        Message::Response(_) => false,
-    }
-}
-
 async fn answer_legacy(
     request: Request,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
 ) -> Result<Value, ProtocolError> {
-    if request.method == "initialize" {
+    if Method::parse(&request.method) == Method::Initialize {
         return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
     }
     let version = match legacy_http_version(routing.protocol_version) {
         Ok(version) => version,
         Err(error) => {
-            state.metrics.request(&request.method, Outcome::Rejected, std::time::Duration::ZERO);
+            state.metrics.rejected(&request);
             return Err(error);
         }
     };
@@ -162,29 +138,14 @@ async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<
                 } else {
                     answer_legacy(request, routing, state).await
                 };
-                Some(match outcome {
-                    Ok(result) => Outgoing::Result { id: &id, result: &result }.to_vec(),
-                    Err(error) => {
-                        let object = error.to_error_object(Era::Stateful);
-                        Outgoing::Error { id: Some(&id), error: &object }.to_vec()
-                    }
-                })
+                Some(encode_answer(&id, Era::Stateful, &outcome))
             }
             Ok(Message::Notification(_) | Message::Response(_)) => None,
         }
     });
     let answers: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
-    if answers.is_empty() {
-        return HttpResponse::Accepted().finish();
+    match encode_batch(&answers) {
+        Some(body) => json_bytes(200, body),
+        None => HttpResponse::Accepted().finish(),
     }
-    let mut body = Vec::with_capacity(answers.iter().map(Vec::len).sum::<usize>() + answers.len() + 2);
-    body.push(b'[');
-    for (i, answer) in answers.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(answer);
-    }
-    body.push(b']');
-    json_bytes(200, body)
 }

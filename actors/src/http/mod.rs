@@ -1,19 +1,34 @@
-//! The HTTP edge: routes, the key and Origin guard, and JSON-RPC error responses.
+//! The HTTP edge: the app, its routes, and the answers that are about HTTP itself.
 //!
-//! Routes: `POST /mcp` (JSON-RPC), other methods on `/mcp` (405 with `Allow`), `GET /` and
-//! `GET /status` (status JSON); anything else is 404. Every route is behind the same guard:
-//! a bad `Host` (loopback binds) or `Origin` is 403, a missing or wrong key is 401.
+//! | route | methods | answer |
+//! |---|---|---|
+//! | `/mcp` | `POST` | JSON-RPC, every revision ([`mcp`]) |
+//! | `/mcp` | `GET`, `DELETE` (with sessions) | the standalone stream, end a session ([`session`]) |
+//! | `/sse`, `/messages` | `GET`, `POST` (with sessions) | the 2024-11-05 HTTP+SSE transport |
+//! | `/`, `/status` | `GET` | the status JSON |
+//! | `/metrics` | `GET` | Prometheus text |
+//! | anything else | | 404 |
+//!
+//! Other methods on a route are 405 with `Allow`. Every route, the 404 and the 405 included, is
+//! behind one guard middleware ([`guard`]): a bad `Host` (loopback binds) or `Origin` is 403, a
+//! missing or wrong key is 401.
 
+mod guard;
 mod mcp;
 mod reply;
 mod session;
 mod stateless;
+pub mod stream;
 
 use std::sync::Arc;
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, App, HttpRequest, HttpResponse};
 use mcpd::auth::{KeySet, OriginPolicy};
+use mcpd::jsonrpc::ErrorCode;
+use mcpd::server::SessionSupport;
 use mcpd::McpServer;
 
 use crate::config::{Limits, SessionConfig, TransportMode};
@@ -53,81 +68,61 @@ pub struct AppState {
 /// A provider of extra status fields (an object merged into the status JSON).
 pub type StatusExtras = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
 
+impl AppState {
+    /// Whether this endpoint keeps sessions.
+    fn sessions(&self) -> SessionSupport {
+        match self.mode {
+            TransportMode::StreamableHttp => SessionSupport::Enabled,
+            TransportMode::Http => SessionSupport::Disabled,
+        }
+    }
+}
+
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AppState").field("mode", &self.mode).finish_non_exhaustive()
     }
 }
 
-/// Registers the routes on an actix-web app. With sessions, `GET` and `DELETE` on `/mcp` and
-/// the 2024-11-05 `GET /sse` + `POST /messages` are served too.
-pub fn configure(cfg: &mut web::ServiceConfig, mode: TransportMode) {
+/// The app of one HTTP worker: the routes of `state`'s transport mode, behind the guard.
+pub fn app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let mode = state.mode;
+    App::new().app_data(state.clone()).wrap(guard::Guard(state)).configure(|cfg| routes(cfg, mode))
+}
+
+/// Registers the routes. With sessions, `GET` and `DELETE` on `/mcp` and the 2024-11-05
+/// `GET /sse` + `POST /messages` are served too.
+fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
+    const GET: &[&str] = &["GET"];
     let mcp = web::resource("/mcp").route(web::post().to(mcp::post));
     let mcp = match mode {
         TransportMode::StreamableHttp => mcp
             .route(web::get().to(session::get))
             .route(web::delete().to(session::delete))
-            .default_service(web::to(method_not_allowed_session)),
-        TransportMode::Http => mcp.default_service(web::to(method_not_allowed)),
+            .default_service(not_allowed(&["POST", "GET", "DELETE"])),
+        TransportMode::Http => mcp.default_service(not_allowed(&["POST"])),
     };
     if mode == TransportMode::StreamableHttp {
         cfg.service(web::resource("/sse").route(web::get().to(session::legacy_sse)))
             .service(web::resource("/messages").route(web::post().to(session::legacy_messages)));
     }
     cfg.service(mcp)
-        .service(
-            web::resource("/metrics").route(web::get().to(metrics)).default_service(web::to(method_not_allowed_get)),
-        )
-        .service(
-            web::resource(["/", "/status"])
-                .route(web::get().to(status))
-                .default_service(web::to(method_not_allowed_get)),
-        )
+        .service(web::resource("/metrics").route(web::get().to(metrics)).default_service(not_allowed(GET)))
+        .service(web::resource(["/", "/status"]).route(web::get().to(status)).default_service(not_allowed(GET)))
         .default_service(web::to(not_found));
 }
 
-/// Checks Host, Origin and key, in that order. `None` means the request may proceed.
-pub(crate) fn guard(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
-    let headers = req.headers();
-    if state.check_host {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-        if !state.origins.host_allowed(host) {
-            log::debug!("rejecting Host {host:?}");
-            return Some(reply::plain_error(
-                403,
-                mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
-                format!("Forbidden: Host {host:?} is not allowed"),
-            ));
-        }
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !state.origins.origin_allowed(origin) {
-            log::debug!("rejecting Origin {origin:?}");
-            return Some(reply::plain_error(
-                403,
-                mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
-                format!("Forbidden: Origin {origin:?} is not allowed"),
-            ));
-        }
-    }
-    let authorized = state.keys.authorizes(|name| headers.get(name).and_then(|v| v.to_str().ok()));
-    if !authorized {
-        let mut response = reply::plain_error(
-            401,
-            mcpd::jsonrpc::ErrorCode::UNAUTHORIZED,
-            "Unauthorized: a valid API key is required".into(),
-        );
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-        return Some(response);
-    }
-    None
-}
-
-async fn status(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
+async fn status(state: web::Data<AppState>) -> HttpResponse {
     let mut status = serde_json::to_value(state.status.snapshot()).unwrap_or_default();
     if let Some(object) = status.as_object_mut() {
         // The catalog changes at run time (the gateway): count what is exposed now.
@@ -139,23 +134,7 @@ async fn status(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(status)
 }
 
-async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
-    let mut response = reply::plain_error(
-        405,
-        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
-        format!("Method {} is not allowed on /mcp; use POST", req.method()),
-    );
-    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST"));
-    response
-}
-
 async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
     // Content negotiation as Prometheus servers do it: OpenMetrics when asked for, else 0.0.4.
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
     if accept.contains("application/openmetrics-text") {
@@ -169,39 +148,31 @@ async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     }
 }
 
-async fn method_not_allowed_session(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
-    let mut response = reply::plain_error(
-        405,
-        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
-        format!("Method {} is not allowed on /mcp; use POST, GET or DELETE", req.method()),
-    );
-    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST, GET, DELETE"));
-    response
+/// The 405 answer of a resource that allows only `allowed`: `Allow` lists them, the message
+/// names them ("use POST, GET or DELETE").
+fn not_allowed(allowed: &'static [&'static str]) -> actix_web::Route {
+    web::to(move |req: HttpRequest| async move {
+        let hint = match allowed.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let mut response = reply::plain_error(
+            405,
+            ErrorCode::INVALID_REQUEST,
+            format!("Method {} is not allowed on {}; use {hint}", req.method(), req.path()),
+        );
+        if let Ok(allow) = header::HeaderValue::from_str(&allowed.join(", ")) {
+            response.headers_mut().insert(header::ALLOW, allow);
+        }
+        response
+    })
 }
 
-async fn method_not_allowed_get(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
-    let mut response = reply::plain_error(
-        405,
-        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
-        format!("Method {} is not allowed on {}; use GET", req.method(), req.path()),
-    );
-    response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("GET"));
-    response
-}
-
-async fn not_found(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Some(denied) = guard(&req, &state) {
-        return denied;
-    }
+async fn not_found(req: HttpRequest) -> HttpResponse {
     reply::plain_error(
         404,
-        mcpd::jsonrpc::ErrorCode::INVALID_REQUEST,
+        ErrorCode::INVALID_REQUEST,
         format!("Not found: {}; the MCP endpoint is POST /mcp", req.path()),
     )
 }

@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, RequestId};
+use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::Value;
@@ -33,4 +33,23 @@ pub(crate) fn error_response(id: Option<&RequestId>, error: &ProtocolError, era:
 pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> HttpResponse {
     let object = ErrorObject::new(rpc_code, message);
     json_bytes(code, Outgoing::Error { id: None, error: &object }.to_vec())
+}
+
+/// 404 for a session id that names no live session.
+pub(crate) fn session_not_found() -> HttpResponse {
+    plain_error(
+        404,
+        ErrorCode::INVALID_REQUEST,
+        "Session not found: it ended, expired or never existed; initialize again".into(),
+    )
+}
+
+/// 400 for a request that names no session where it must.
+pub(crate) fn missing_session_id() -> HttpResponse {
+    plain_error(400, ErrorCode::INVALID_REQUEST, "Missing Mcp-Session-Id header".into())
+}
+
+/// 400 for a body that is no valid JSON-RPC message, echoing its id when it could be read.
+pub(crate) fn rejection_response(rejection: &Rejection) -> HttpResponse {
+    json_bytes(400, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
 }

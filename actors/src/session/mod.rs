@@ -7,8 +7,8 @@
 //! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
 //! session's `ToolExecutor` and read [`SessionShared`] directly.
 //!
-//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `Notify`, `Subscribe`,
-//! `Unsubscribe`, `ResourceUpdated` and `Stop`.
+//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`,
+//! `CatalogChanged` and `Stop`.
 
 mod registry;
 mod shared;
@@ -17,22 +17,22 @@ pub mod stream;
 pub use registry::{SessionHandle, SessionRegistry};
 pub use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use bytes::Bytes;
-use serde_json::json;
+use mcpd::catalog::CatalogEvent;
+use mcpd::server::{Interest, Subscription};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::counts::{ActorCounts, ActorKind};
+use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
 use stream::{Stream, STANDALONE};
 
-/// How often an idle session sends a keep-alive comment on its open streams.
-pub const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
 /// How many finished-but-undelivered POST streams a session keeps for resumption.
 const MAX_PARKED_STREAMS: usize = 16;
 
@@ -58,7 +58,8 @@ pub struct Session {
     idle_timeout: Duration,
     streams: HashMap<u64, Stream>,
     next_stream: u64,
-    subscriptions: HashSet<String>,
+    /// The list changes and resource updates this session hears about.
+    interest: Interest,
     last_keep_alive: Instant,
     end: Option<EndReason>,
     legacy_sse: bool,
@@ -83,7 +84,7 @@ impl Session {
             idle_timeout,
             streams: HashMap::new(),
             next_stream: STANDALONE + 1,
-            subscriptions: HashSet::new(),
+            interest: Interest::every_list(),
             last_keep_alive: Instant::now(),
             end: None,
             legacy_sse: false,
@@ -115,6 +116,19 @@ impl Session {
 
     fn standalone(&mut self) -> &mut Stream {
         self.streams.entry(STANDALONE).or_default()
+    }
+
+    /// Sends a message on a stream (the standalone one is opened on first use); a POST stream
+    /// that has delivered its last event is forgotten.
+    fn emit(&mut self, id: u64, message: &[u8], last: bool) {
+        if id == STANDALONE {
+            self.standalone().emit(STANDALONE, message, last);
+        } else if let Some(stream) = self.streams.get_mut(&id) {
+            stream.emit(id, message, last);
+            if stream.spent() {
+                self.streams.remove(&id);
+            }
+        }
     }
 }
 
@@ -166,7 +180,8 @@ impl Handler<OpenStream> for Session {
     }
 }
 
-/// Send a JSON-RPC message on a stream; `last` finishes it.
+/// Send a JSON-RPC message on a stream; `last` finishes it. Server-initiated messages go on the
+/// standalone stream ([`Emit::standalone`]).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Emit {
@@ -178,17 +193,19 @@ pub struct Emit {
     pub last: bool,
 }
 
+impl Emit {
+    /// A server-initiated message, for the standalone stream.
+    pub fn standalone(message: Vec<u8>) -> Self {
+        Emit { stream: STANDALONE, message, last: false }
+    }
+}
+
 impl Handler<Emit> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: Emit, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        if let Some(stream) = self.streams.get_mut(&msg.stream) {
-            stream.emit(msg.stream, &msg.message, msg.last);
-            if stream.spent() {
-                self.streams.remove(&msg.stream);
-            }
-        }
+        self.emit(msg.stream, &msg.message, msg.last);
     }
 }
 
@@ -265,77 +282,34 @@ impl Handler<DetachStream> for Session {
     }
 }
 
-/// Send a server-initiated message on the standalone stream.
+/// `resources/subscribe` or `resources/unsubscribe`.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Notify {
-    /// The serialized message.
-    pub message: Vec<u8>,
-}
+pub struct ChangeSubscription(pub Subscription);
 
-impl Handler<Notify> for Session {
+impl Handler<ChangeSubscription> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Notify, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: ChangeSubscription, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        self.standalone().emit(STANDALONE, &msg.message, false);
+        self.interest.apply(msg.0);
     }
 }
 
-/// `resources/subscribe`.
+/// The catalog changed: the session's client hears about it on the standalone stream when it
+/// wants to (list changes always, resource updates when subscribed).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Subscribe {
-    /// The resource URI.
-    pub uri: String,
-}
+pub struct CatalogChanged(pub CatalogEvent);
 
-impl Handler<Subscribe> for Session {
+impl Handler<CatalogChanged> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: CatalogChanged, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        self.subscriptions.insert(msg.uri);
-    }
-}
-
-/// `resources/unsubscribe`.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Unsubscribe {
-    /// The resource URI.
-    pub uri: String,
-}
-
-impl Handler<Unsubscribe> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: Unsubscribe, _ctx: &mut Self::Context) {
-        self.counts.handled(ActorKind::Session);
-        self.subscriptions.remove(&msg.uri);
-    }
-}
-
-/// A resource changed: subscribers get `notifications/resources/updated`.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct ResourceUpdated {
-    /// The resource URI.
-    pub uri: String,
-}
-
-impl Handler<ResourceUpdated> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: ResourceUpdated, _ctx: &mut Self::Context) {
-        self.counts.handled(ActorKind::Session);
-        if self.subscriptions.contains(&msg.uri) {
-            let message = mcpd::jsonrpc::outgoing_message(
-                None,
-                "notifications/resources/updated",
-                Some(&json!({ "uri": msg.uri })),
-            );
-            self.standalone().emit(STANDALONE, &message, false);
+        if let Some((method, params)) = self.interest.announcement(&msg.0) {
+            let message = mcpd::jsonrpc::outgoing_message(None, method, params.map(serde_json::Value::Object).as_ref());
+            self.emit(STANDALONE, &message, false);
         }
     }
 }

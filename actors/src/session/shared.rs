@@ -202,7 +202,7 @@ impl PeerSink {
         match self {
             PeerSink::Request { out, .. } => out.send(message).map_err(|_| ()),
             PeerSink::Standalone(session) => {
-                session.do_send(super::Notify { message });
+                session.do_send(super::Emit::standalone(message));
                 Ok(())
             }
         }

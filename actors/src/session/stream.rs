@@ -1,5 +1,5 @@
-//! SSE streams of a session: event framing, ids that name their stream, and the replay buffer
-//! that lets a client resume a stream with `GET` + `Last-Event-ID`.
+//! SSE streams of a session: event ids that name their stream, and the replay buffer that lets
+//! a client resume a stream with `GET` + `Last-Event-ID` (the framing is [`sse`]'s).
 //!
 //! An event id is `<stream>:<seq>`. Stream 0 is the session's standalone stream (opened with
 //! `GET /mcp`); every POST that answers with SSE gets a new stream. A stream buffers the events
@@ -12,33 +12,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::http::stream::sse;
+
 /// How many events a stream keeps for replay.
 pub const REPLAY_CAPACITY: usize = 256;
 /// The reconnection delay the priming event asks clients to wait.
 pub const RETRY: Duration = Duration::from_millis(3000);
 /// The standalone stream of a session.
 pub const STANDALONE: u64 = 0;
-
-/// Formats one `message` event carrying a JSON-RPC message.
-pub fn message_event(id: &str, json: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(json.len() + id.len() + 32);
-    out.extend_from_slice(b"id: ");
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(b"\nevent: message\ndata: ");
-    out.extend_from_slice(json);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
-}
-
-/// The priming event: an id (to resume from) and the retry delay, with empty data.
-pub fn priming_event(id: &str, retry: Duration) -> Bytes {
-    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
-}
-
-/// A keep-alive comment, so that idle streams survive proxies and client timeouts.
-pub fn keep_alive() -> Bytes {
-    Bytes::from_static(b": keep-alive\n\n")
-}
 
 /// Parses `<stream>:<seq>`.
 pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
@@ -76,7 +57,7 @@ impl Stream {
     /// transport has none: its clients would read the empty event as a message).
     pub fn attach(&mut self, stream: u64, sender: UnboundedSender<Bytes>, prime: bool) {
         if prime {
-            let _ = sender.send(priming_event(&format!("{stream}:{}", self.next_seq), RETRY));
+            let _ = sender.send(sse::priming(&format!("{stream}:{}", self.next_seq), RETRY));
         }
         self.attached = Some(sender);
     }
@@ -88,7 +69,7 @@ impl Stream {
         if after + 1 < oldest && after < self.next_seq {
             return false;
         }
-        let _ = sender.send(priming_event(&format!("{stream}:{after}"), RETRY));
+        let _ = sender.send(sse::priming(&format!("{stream}:{after}"), RETRY));
         for (_, event) in self.buffer.iter().filter(|(seq, _)| *seq > after) {
             if sender.send(event.clone()).is_err() {
                 return true;
@@ -106,7 +87,7 @@ impl Stream {
     /// connection after it).
     pub fn emit(&mut self, stream: u64, json: &[u8], last: bool) {
         let (seq, id) = self.next_id(stream);
-        let event = message_event(&id, json);
+        let event = sse::message(Some(&id), json);
         let delivered = match &self.attached {
             Some(sender) => sender.send(event.clone()).is_ok(),
             None => false,
@@ -132,7 +113,7 @@ impl Stream {
     /// Sends a keep-alive comment if attached; drops a connection that is gone.
     pub fn ping(&mut self) {
         if let Some(sender) = &self.attached {
-            if sender.send(keep_alive()).is_err() {
+            if sender.send(sse::keep_alive()).is_err() {
                 self.attached = None;
             }
         }

@@ -1,0 +1,280 @@
+//! Serving one request: dispatch on its [`Method`] against one catalog snapshot, shape the
+//! result for its era (`resultType` and caching hints on the stateless wire), and apply the
+//! server's time limit — a timed-out `tools/call` is a tool failure (`isError`) naming the
+//! limit, any other request `-32603`.
+//!
+//! The core has no timer: the runtime passes the deadline as a future ([`TimeLimit`]).
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use serde_json::{json, Map, Value};
+
+use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::method::Method;
+use super::operation::{complete, named_tool};
+use super::options::CacheHint;
+use super::{parse_level, McpServer, Scope};
+use crate::catalog::{Catalog, ToolEntry};
+use crate::error::ProtocolError;
+use crate::jsonrpc::{Outgoing, Request, RequestId};
+use crate::model::{CallToolResult, Tool};
+use crate::version::Era;
+
+/// How long a request may run: the limit (named in the answer when it is hit) and the runtime's
+/// timer that resolves when it is over.
+#[derive(Debug)]
+pub struct TimeLimit<D> {
+    duration: Duration,
+    expired: D,
+}
+
+impl<D: Future<Output = ()>> TimeLimit<D> {
+    /// A limit of `duration`, over with `expired`.
+    pub fn new(duration: Duration, expired: D) -> Self {
+        TimeLimit { duration, expired }
+    }
+}
+
+/// How a tool call ended, as the metrics count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolOutcome {
+    /// A result.
+    Ok,
+    /// A result with `isError: true` (the tool failed, or ran out of time).
+    IsError,
+    /// A JSON-RPC error.
+    Error,
+}
+
+/// One served request.
+#[derive(Debug)]
+pub struct Execution {
+    /// Its method.
+    pub method: Method,
+    /// Its result (shaped for its era) or error.
+    pub outcome: Result<Value, ProtocolError>,
+    /// For a `tools/call`: the tool, when the catalog has it (only such tools are labelled in
+    /// the metrics: other names are the client's to choose).
+    pub tool: Option<Arc<Tool>>,
+}
+
+impl Execution {
+    /// The tool a `tools/call` ran and how it ended.
+    pub fn tool_outcome(&self) -> Option<(&str, ToolOutcome)> {
+        let tool = self.tool.as_ref()?;
+        let outcome = match &self.outcome {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => ToolOutcome::IsError,
+            Ok(_) => ToolOutcome::Ok,
+            Err(_) => ToolOutcome::Error,
+        };
+        Some((&tool.name, outcome))
+    }
+}
+
+impl McpServer {
+    /// Serves one request within `limit` and returns its result shaped for the scope's era.
+    ///
+    /// `initialize` must be handled by the transport through [`McpServer::initialize`], because
+    /// the transport owns what it agrees on; here it is an error. Session-only methods
+    /// (`resources/subscribe`, …) and `subscriptions/listen` are the transport's too.
+    pub async fn execute<D: Future<Output = ()>>(
+        &self,
+        request: Request,
+        scope: &Scope,
+        limit: TimeLimit<D>,
+    ) -> Execution {
+        let method = Method::parse(&request.method);
+        let catalog = match &scope.catalog {
+            Some(catalog) => catalog.clone(),
+            None => self.catalog(),
+        };
+        let tool = if method == Method::ToolsCall { named_tool(request.params.as_ref(), &catalog) } else { None };
+        let work = pin!(self.dispatch(method, request, scope, &catalog, tool));
+        let outcome = match select(work, pin!(limit.expired)).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(((), _)) => timed_out(method, scope.version.era(), limit.duration),
+        };
+        Execution { method, outcome, tool: tool.map(|entry| entry.definition.clone()) }
+    }
+
+    async fn dispatch(
+        &self,
+        method: Method,
+        request: Request,
+        scope: &Scope,
+        catalog: &Catalog,
+        tool: Option<&ToolEntry>,
+    ) -> Result<Value, ProtocolError> {
+        let era = scope.version.era();
+        let params = request.params.unwrap_or_default();
+        let cache = &self.options.cache;
+        let size = self.options.page_size;
+        let (result, hint) = match (method, era) {
+            (Method::Ping, Era::Stateful) => (Map::new(), None),
+            (Method::Discover, Era::Stateless) => (self.discover(), Some(cache.discover)),
+            (Method::SetLogLevel, Era::Stateful) => {
+                parse_level(&params)?;
+                (Map::new(), None)
+            }
+            (Method::ToolsList, _) => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
+            (Method::ToolsCall, _) => (self.call_tool(params, scope, tool).await?, None),
+            (Method::PromptsList, _) => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
+            (Method::PromptsGet, _) => (self.get_prompt(params, scope, catalog).await?, None),
+            (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
+            (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
+            (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
+            (Method::Complete, _) => (complete(&params, catalog)?, None),
+            _ => return Err(ProtocolError::MethodNotFound { method: request.method }),
+        };
+        Ok(Value::Object(shape(result, era, hint)))
+    }
+}
+
+/// Shapes a result for its era: on the stateless wire every result has a `resultType`, and a
+/// cacheable one its hints (unless it asks for input, which is never cached).
+fn shape(mut result: Map<String, Value>, era: Era, hint: Option<CacheHint>) -> Map<String, Value> {
+    if era == Era::Stateless {
+        let input_required = result.get("resultType").is_some_and(|t| t == "input_required");
+        result.entry("resultType").or_insert_with(|| json!("complete"));
+        if let Some(hint) = hint.filter(|_| !input_required) {
+            result.insert("ttlMs".into(), json!(hint.ttl_ms));
+            result.insert("cacheScope".into(), json!(hint.scope));
+        }
+    }
+    result
+}
+
+/// The answer of a request that ran out of time.
+fn timed_out(method: Method, era: Era, limit: Duration) -> Result<Value, ProtocolError> {
+    if method != Method::ToolsCall {
+        return Err(ProtocolError::Internal(format!(
+            "request exceeded the server's time limit of {} s",
+            limit.as_secs_f64()
+        )));
+    }
+    let mut result = json!(CallToolResult::error(format!(
+        "The tool call exceeded the server's time limit of {} s and was stopped.",
+        limit.as_secs_f64()
+    )));
+    if era == Era::Stateless {
+        result["resultType"] = json!("complete");
+    }
+    Ok(result)
+}
+
+/// The JSON-RPC answer to request `id`: its result, or its error as `era` numbers it.
+pub fn encode_answer(id: &RequestId, era: Era, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+    match outcome {
+        Ok(result) => Outgoing::Result { id, result }.to_vec(),
+        Err(error) => {
+            let object = error.to_error_object(era);
+            Outgoing::Error { id: Some(id), error: &object }.to_vec()
+        }
+    }
+}
+
+/// The answer to a batch: its members' answers as one JSON array; `None` when no member gets an
+/// answer (a batch of notifications and responses).
+pub fn encode_batch(answers: &[Vec<u8>]) -> Option<Vec<u8>> {
+    if answers.is_empty() {
+        return None;
+    }
+    let mut body = Vec::with_capacity(answers.iter().map(Vec::len).sum::<usize>() + answers.len() + 2);
+    body.push(b'[');
+    for (i, answer) in answers.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(answer);
+    }
+    body.push(b']');
+    Some(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::model::{GetPromptResult, Prompt};
+    use crate::version::ProtocolVersion;
+    use serde_json::json;
+
+    fn server() -> McpServer {
+        let mut catalog = Catalog::new();
+        catalog.add_tool(Tool::new("slow", "Slow", json!({"type": "object"})), |_a, _c| async {
+            std::future::pending::<()>().await;
+            Ok(CallToolResult::text("never"))
+        });
+        catalog.add_tool(Tool::new("fast", "Fast", json!({"type": "object"})), |_a, _c| async {
+            Ok(CallToolResult::text("done"))
+        });
+        catalog.add_prompt(Prompt::new("slow", "Slow", Vec::new()), |_a, _c| async {
+            std::future::pending::<()>().await;
+            Ok(GetPromptResult { description: None, messages: Vec::new() })
+        });
+        McpServer::new(Default::default(), catalog)
+    }
+
+    fn call(name: &str) -> Request {
+        Request {
+            id: RequestId::Number(1),
+            method: "tools/call".into(),
+            params: json!({"name": name}).as_object().cloned(),
+        }
+    }
+
+    fn run(server: &McpServer, request: Request, version: ProtocolVersion, expired: bool) -> Execution {
+        let deadline = async move {
+            if !expired {
+                std::future::pending::<()>().await;
+            }
+        };
+        let limit = TimeLimit::new(Duration::from_millis(1500), deadline);
+        futures_util::FutureExt::now_or_never(server.execute(request, &Scope::new(version), limit))
+            .expect("nothing here waits on I/O")
+    }
+
+    #[test]
+    fn a_timed_out_tool_call_is_an_is_error_result_naming_the_limit() {
+        let server = server();
+        let execution = run(&server, call("slow"), ProtocolVersion::STATELESS, true);
+        let result = execution.outcome.as_ref().expect("a result, not an error");
+        assert_eq!(result["isError"], true);
+        assert!(result["content"][0]["text"].as_str().unwrap().contains("time limit of 1.5 s"));
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(execution.tool_outcome(), Some(("slow", ToolOutcome::IsError)));
+        let stateful = run(&server, call("slow"), ProtocolVersion::V2025_11_25, true);
+        assert!(stateful.outcome.unwrap().get("resultType").is_none());
+    }
+
+    #[test]
+    fn other_timed_out_requests_are_internal_errors() {
+        let params = json!({"name": "slow"}).as_object().cloned();
+        let request = Request { id: RequestId::Number(2), method: "prompts/get".into(), params };
+        let execution = run(&server(), request, ProtocolVersion::V2025_11_25, true);
+        let Err(ProtocolError::Internal(message)) = &execution.outcome else { panic!("{:?}", execution.outcome) };
+        assert_eq!(message, "request exceeded the server's time limit of 1.5 s");
+        assert_eq!(execution.method, Method::PromptsGet);
+        assert_eq!(execution.tool_outcome(), None);
+    }
+
+    #[test]
+    fn a_batch_answer_is_a_json_array_and_none_when_empty() {
+        assert_eq!(encode_batch(&[b"1".to_vec(), b"2".to_vec()]), Some(b"[1,2]".to_vec()));
+        assert_eq!(encode_batch(&[]), None);
+    }
+
+    #[test]
+    fn only_tools_in_the_catalog_are_labelled() {
+        let server = server();
+        let fast = run(&server, call("fast"), ProtocolVersion::V2025_11_25, false);
+        assert_eq!(fast.tool_outcome(), Some(("fast", ToolOutcome::Ok)));
+        let unknown = run(&server, call("nope"), ProtocolVersion::V2025_11_25, false);
+        assert!(matches!(unknown.outcome, Err(ProtocolError::InvalidParams(_))));
+        assert_eq!(unknown.tool_outcome(), None);
+    }
+}

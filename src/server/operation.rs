@@ -1,0 +1,160 @@
+//! The operations that run catalog handlers — `tools/call`, `prompts/get`, `resources/read` —
+//! and `completion/complete`: params checked, the handler found in the request's catalog
+//! snapshot and run through its MRTR rounds, the outcome shaped into a result object.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::rounds::Rounds;
+use super::{McpServer, Scope};
+use crate::catalog::{Catalog, ToolEntry};
+use crate::error::ProtocolError;
+use crate::model::CallToolResult;
+
+/// The tool a `tools/call` names, when the catalog has it.
+pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
+    params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
+}
+
+/// Takes the `arguments` object out of `params` (`{}` when absent or null).
+fn take_arguments(params: &mut Map<String, Value>, method: &str) -> Result<Map<String, Value>, ProtocolError> {
+    match params.remove("arguments") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(arguments)) => Ok(arguments),
+        Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
+    }
+}
+
+/// The string `name` param.
+fn name_param(params: &Map<String, Value>, method: &str) -> Result<String, ProtocolError> {
+    match params.get("name") {
+        Some(Value::String(name)) => Ok(name.clone()),
+        _ => Err(ProtocolError::InvalidParams(format!("{method} needs a string name"))),
+    }
+}
+
+fn to_object<T: Serialize>(value: &T) -> Result<Map<String, Value>, ProtocolError> {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ProtocolError::Internal("result is not an object".into())),
+        Err(e) => Err(ProtocolError::Internal(e.to_string())),
+    }
+}
+
+/// The result object of a handler's rounds: its result, its `input_required` result, or what
+/// `failed` makes of its failure (a tool's is an `isError` result, anything else's `-32603`).
+fn result_of<T: Serialize>(
+    rounds: Rounds<T>,
+    failed: fn(String) -> Result<Map<String, Value>, ProtocolError>,
+) -> Result<Map<String, Value>, ProtocolError> {
+    match rounds {
+        Rounds::Complete(result) => to_object(&result),
+        Rounds::Failed(message) => failed(message),
+        Rounds::InputRequired(result) => Ok(result),
+    }
+}
+
+fn internal(message: String) -> Result<Map<String, Value>, ProtocolError> {
+    Err(ProtocolError::Internal(message))
+}
+
+impl McpServer {
+    /// `tools/call` of `tool` (resolved by the caller from the same catalog snapshot, so the
+    /// metrics can label the call without a second lookup).
+    pub(super) async fn call_tool(
+        &self,
+        mut params: Map<String, Value>,
+        scope: &Scope,
+        tool: Option<&ToolEntry>,
+    ) -> Result<Map<String, Value>, ProtocolError> {
+        let name = name_param(&params, "tools/call")?;
+        let arguments = take_arguments(&mut params, "tools/call")?;
+        let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
+        let operation = format!("tools/call:{name}");
+        let handler = &entry.handler;
+        let rounds = self
+            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .await?;
+        result_of(rounds, |message| to_object(&CallToolResult::error(message)))
+    }
+
+    pub(super) async fn get_prompt(
+        &self,
+        mut params: Map<String, Value>,
+        scope: &Scope,
+        catalog: &Catalog,
+    ) -> Result<Map<String, Value>, ProtocolError> {
+        let name = name_param(&params, "prompts/get")?;
+        let entry =
+            catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+        let arguments = take_arguments(&mut params, "prompts/get")?;
+        for argument in &entry.definition.arguments {
+            if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
+                return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
+            }
+        }
+        let operation = format!("prompts/get:{name}");
+        let handler = &entry.handler;
+        let rounds = self
+            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.get(arguments.clone(), ctx))
+            .await?;
+        result_of(rounds, internal)
+    }
+
+    pub(super) async fn read_resource(
+        &self,
+        mut params: Map<String, Value>,
+        scope: &Scope,
+        catalog: &Catalog,
+    ) -> Result<Map<String, Value>, ProtocolError> {
+        let uri = super::method::uri_param(Some(&params))
+            .map(str::to_owned)
+            .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
+        let (handler, variables) =
+            catalog.resolve_resource(&uri).ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
+        let operation = format!("resources/read:{uri}");
+        let rounds = self
+            .run_rounds(scope, &operation, &Map::new(), &mut params, |ctx| {
+                handler.read(uri.clone(), variables.clone(), ctx)
+            })
+            .await?;
+        match rounds {
+            Rounds::Complete(result) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri }),
+            rounds => result_of(rounds, internal),
+        }
+    }
+}
+
+/// `completion/complete`: the catalog's completer asked for values of a prompt argument or a
+/// resource template variable (at most 100, with the total).
+pub(super) fn complete(params: &Map<String, Value>, catalog: &Catalog) -> Result<Map<String, Value>, ProtocolError> {
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| ProtocolError::InvalidParams("completion/complete needs a ref object".into()))?;
+    let argument = params
+        .get("argument")
+        .and_then(Value::as_object)
+        .ok_or_else(|| ProtocolError::InvalidParams("completion/complete needs an argument object".into()))?;
+    let arg_name = argument.get("name").and_then(Value::as_str).unwrap_or_default();
+    let prefix = argument.get("value").and_then(Value::as_str).unwrap_or_default();
+    let completer = match reference.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => {
+            let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
+            let prompt =
+                catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            if !prompt.definition.arguments.iter().any(|a| a.name == arg_name) {
+                return Err(ProtocolError::InvalidParams(format!("prompt {name} has no argument {arg_name}")));
+            }
+            catalog.completer()
+        }
+        Some("ref/resource") => catalog.completer(),
+        _ => return Err(ProtocolError::InvalidParams("ref.type must be ref/prompt or ref/resource".into())),
+    };
+    let mut values = completer.map(|c| c(reference, arg_name, prefix)).unwrap_or_default();
+    let total = values.len();
+    values.truncate(100);
+    let mut result = Map::new();
+    result.insert("completion".into(), json!({ "values": values, "total": total, "hasMore": total > values.len() }));
+    Ok(result)
+}

@@ -1,0 +1,123 @@
+//! Multi round-trip requests (MRTR): running a handler until it completes, fails, or needs
+//! input from the client. On the stateless wire a request that needs input is answered
+//! `input_required` with a sealed `requestState`; with a peer (a session, stdio) the server asks
+//! the client itself and calls the handler again.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use serde_json::{json, Map, Value};
+
+use super::{McpServer, Scope};
+use crate::catalog::{BoxFuture, ToolError};
+use crate::context::ToolContext;
+use crate::error::ProtocolError;
+use crate::version::Era;
+
+/// How many times one request may ask the client for input before it is stopped.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How a handler's rounds ended.
+pub(super) enum Rounds<T> {
+    /// It produced its result.
+    Complete(T),
+    /// It failed (for a tool: an `isError` result).
+    Failed(String),
+    /// It needs input (stateless wire): the ready `input_required` result.
+    InputRequired(Map<String, Value>),
+}
+
+impl McpServer {
+    /// Runs a handler until it completes, fails, or (on the stateless wire) needs input.
+    ///
+    /// Takes `inputResponses` and `requestState` (verified against `operation` and `arguments`)
+    /// out of `params`. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
+    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result is
+    /// `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
+    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
+    pub(super) async fn run_rounds<T>(
+        &self,
+        scope: &Scope,
+        operation: &str,
+        arguments: &Map<String, Value>,
+        params: &mut Map<String, Value>,
+        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
+    ) -> Result<Rounds<T>, ProtocolError> {
+        let mut responses = match params.remove("inputResponses") {
+            Some(Value::Object(responses)) => Some(Arc::new(responses)),
+            _ => None,
+        };
+        let mut state = match params.remove("requestState") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(token)) => Some(Arc::new(
+                self.sealer
+                    .open(&token, operation, arguments)
+                    .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
+            )),
+            Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
+        };
+        let base = scope.context(params);
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let context = base.clone().with_input(responses.clone(), state.clone());
+            let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {
+                Ok(Ok(done)) => return Ok(Rounds::Complete(done)),
+                Ok(Err(ToolError::Failed(message))) => return Ok(Rounds::Failed(message)),
+                Ok(Err(ToolError::Protocol(error))) => return Err(error),
+                Ok(Err(ToolError::InputRequired(input))) => input,
+                Err(panic) => {
+                    log::error!("{operation} panicked: {}", panic_message(&panic));
+                    return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
+                }
+            };
+            let stateless = scope.version.era() == Era::Stateless;
+            if !stateless && scope.peer.is_none() {
+                return Ok(Rounds::Failed(format!(
+                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
+                     use a session (-s) or the 2026-07-28 wire"
+                )));
+            }
+            let missing = input.retain_supported(|capability| base.client_supports(capability));
+            if input.requests().is_empty() {
+                if missing.is_empty() {
+                    return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
+                }
+                return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
+            }
+            let (requests, next_state) = input.into_parts();
+            let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
+                let mut result = Map::new();
+                result.insert("resultType".into(), json!("input_required"));
+                result.insert("inputRequests".into(), Value::Object(requests));
+                if let Some(next_state) = next_state {
+                    result.insert("requestState".into(), json!(self.sealer.seal(operation, arguments, &next_state)));
+                }
+                return Ok(Rounds::InputRequired(result));
+            };
+            let mut answers = Map::new();
+            for (key, request) in requests {
+                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                match peer.request(&method, request_params).await {
+                    Ok(answer) => answers.insert(key, answer),
+                    Err(error) => {
+                        return Ok(Rounds::Failed(format!("the client could not answer {method}: {}", error.message)))
+                    }
+                };
+            }
+            responses = Some(Arc::new(answers));
+            state = next_state.map(Arc::new);
+        }
+        Ok(Rounds::Failed(format!("{operation} asked for input more than {MAX_INPUT_ROUNDS} times")))
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_owned()
+    }
+}

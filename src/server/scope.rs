@@ -1,0 +1,74 @@
+//! The facts about one request that its transport established (revision, session, client
+//! capabilities, log level, the way back to the client), and the handler context built from
+//! them.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::stateless::StatelessRequest;
+use crate::catalog::Catalog;
+use crate::context::{LogLevel, Peer, ToolContext};
+use crate::version::ProtocolVersion;
+
+/// The facts about one request that the transport established.
+#[derive(Clone)]
+pub struct Scope {
+    /// The revision the request speaks.
+    pub version: ProtocolVersion,
+    /// Its session, if any.
+    pub session_id: Option<Arc<str>>,
+    /// The client's capabilities.
+    pub client_capabilities: Option<Arc<Value>>,
+    /// The log level in force.
+    pub log_level: Option<LogLevel>,
+    /// The way back to the client.
+    pub peer: Option<Arc<dyn Peer>>,
+    /// The catalog the request was validated against (stateless validation reads it for the
+    /// `Mcp-Param-*` headers), so that it runs against the same one; `None`: the server takes a
+    /// snapshot when the request starts.
+    pub catalog: Option<Arc<Catalog>>,
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("version", &self.version)
+            .field("session_id", &self.session_id)
+            .field("log_level", &self.log_level)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scope {
+    /// A scope with only a version.
+    pub fn new(version: ProtocolVersion) -> Self {
+        Scope { version, session_id: None, client_capabilities: None, log_level: None, peer: None, catalog: None }
+    }
+
+    /// The scope of a validated stateless request.
+    pub fn stateless(request: StatelessRequest) -> Self {
+        Scope {
+            version: ProtocolVersion::STATELESS,
+            session_id: None,
+            client_capabilities: Some(request.client_capabilities),
+            log_level: request.log_level,
+            peer: None,
+            catalog: Some(request.catalog),
+        }
+    }
+
+    /// The handler's context; the request's `_meta` is moved out of `params`, not copied.
+    pub(crate) fn context(&self, params: &mut Map<String, Value>) -> ToolContext {
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => Some(Arc::new(meta)),
+            _ => None,
+        };
+        ToolContext::new(self.version)
+            .with_session(self.session_id.clone())
+            .with_meta(meta)
+            .with_client_capabilities(self.client_capabilities.clone())
+            .with_log_level(self.log_level)
+            .with_peer(self.peer.clone())
+    }
+}
