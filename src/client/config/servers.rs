@@ -144,6 +144,11 @@ impl ServersFile {
         self.raw.contains_key("mcpServers")
     }
 
+    /// Every entry in file order, each as [`entry`](ServersFile::entry) reads it.
+    pub fn entries(&self) -> Vec<(String, Result<ServerEntry, ConfigError>)> {
+        self.nodes().map(|(k, v)| (k.clone(), self.read_entry(k, v))).collect()
+    }
+
     /// One entry by its exact key, as the client starts it; `None` when the file has no such
     /// entry. A stdio entry (by the module's one rule) is read into its [`StdioCommand`]; any
     /// other entry is [`ServerEntry::Http`] with its [`document`](ServersFile::document),
@@ -153,10 +158,13 @@ impl ServersFile {
     /// The [`StdioCommand::from_node`] error of a stdio entry whose fields are wrong. These
     /// messages name no server: callers put `server <name>: ` before them.
     pub fn entry(&self, name: &str) -> Option<Result<ServerEntry, ConfigError>> {
-        let (_, node) = self.nodes().find(|(k, _)| k.as_str() == name)?;
+        self.nodes().find(|(k, _)| k.as_str() == name).map(|(k, v)| self.read_entry(k, v))
+    }
+
+    fn read_entry(&self, key: &str, node: &Value) -> Result<ServerEntry, ConfigError> {
         match node.as_object() {
-            Some(node) if is_stdio(node) => Some(StdioCommand::from_node(node).map(ServerEntry::Stdio)),
-            _ => self.document(name).map(|document| Ok(ServerEntry::Http(document))),
+            Some(node) if is_stdio(node) => StdioCommand::from_node(node).map(ServerEntry::Stdio),
+            _ => Ok(ServerEntry::Http(self.narrowed_to(key, node))),
         }
     }
 
@@ -171,8 +179,13 @@ impl ServersFile {
     /// `mcpServers` narrowed to that entry (every other key kept, in order).
     pub fn document(&self, name: &str) -> Option<ConfigDocument> {
         let (key, node) = self.nodes().find(|(k, _)| k.as_str() == name)?;
+        Some(self.narrowed_to(key, node))
+    }
+
+    /// The file's root with `mcpServers` narrowed to the entry `key` / `node`.
+    fn narrowed_to(&self, key: &str, node: &Value) -> ConfigDocument {
         let mut servers = Map::new();
-        servers.insert(key.clone(), node.clone());
+        servers.insert(key.to_owned(), node.clone());
         let raw = self
             .raw
             .iter()
@@ -181,7 +194,7 @@ impl ServersFile {
                 (k.clone(), v)
             })
             .collect();
-        Some(ConfigDocument { raw, original: None })
+        ConfigDocument { raw, original: None }
     }
 }
 
@@ -332,6 +345,8 @@ mod tests {
         }
         assert_eq!(file.entry("args_only").map(|e| e.map(|_| ())), Some(Err(ConfigError::CommandNotString)));
         assert!(file.entry("nope").is_none());
+        let listed: Vec<String> = file.entries().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(listed, file.names());
 
         // The HTTP side resolves by the same rule: an explicit HTTP type wins over a command.
         let Some(Ok(ServerEntry::Http(document))) = file.entry("http_typed") else { panic!("http_typed") };
