@@ -200,3 +200,24 @@ pub(super) fn http_error(status: u16, body: &[u8]) -> ClientError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_status_is_the_bodys_json_rpc_error_or_http_with_a_1000_character_excerpt() {
+        let page = format!("<h1>500</h1>{}", "é".repeat(2000));
+        match http_error(500, page.as_bytes()) {
+            ClientError::Http { status: 500, body } => {
+                assert_eq!(body.chars().count(), ERROR_EXCERPT_CHARS);
+                assert!(body.starts_with("<h1>500</h1>é"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let error = ClientError::Http { status: 404, body: "Not Found".into() };
+        assert_eq!(error.to_string(), "transport error: HTTP 404: Not Found");
+        let rpc = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#;
+        assert!(matches!(http_error(404, rpc), ClientError::Rpc { code: -32001, http_status: 404, .. }));
+    }
+}

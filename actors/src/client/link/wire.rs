@@ -264,3 +264,29 @@ impl Link {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(wire: &Wire) -> Vec<String> {
+        wire.headers().into_iter().map(|(name, value)| format!("{name}: {value}")).collect()
+    }
+
+    #[test]
+    fn each_wire_sends_its_own_version_and_session_headers() {
+        assert_eq!(Wire::Idle.mode(), None);
+        assert!(headers(&Wire::Idle).is_empty());
+        let handshake = Wire::Connecting(Carrier::Http { session: Some("s1".into()) });
+        assert_eq!(handshake.mode(), None);
+        assert_eq!(headers(&handshake), ["Mcp-Session-Id: s1"], "no revision before it is negotiated");
+        let stateless = Wire::Stateless { tool_params: HashMap::new() };
+        assert_eq!(stateless.mode(), Some(Mode::Stateless));
+        assert_eq!(headers(&stateless), ["MCP-Protocol-Version: 2026-07-28"]);
+        let session = Wire::Session(SessionWire::new(ProtocolVersion::V2025_06_18, Some("s2".into())));
+        assert_eq!(session.mode(), Some(Mode::Session(ProtocolVersion::V2025_06_18)));
+        assert_eq!(headers(&session), ["MCP-Protocol-Version: 2025-06-18", "Mcp-Session-Id: s2"]);
+        let sessionless = Wire::Session(SessionWire::new(ProtocolVersion::V2025_11_25, None));
+        assert_eq!(headers(&sessionless), ["MCP-Protocol-Version: 2025-11-25"]);
+    }
+}
