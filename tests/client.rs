@@ -139,7 +139,8 @@ mod process;
 /// next call after it exits (here `timeout 2` ends it after two seconds).
 #[actix_rt::test]
 async fn stdio_servers_are_spawned_and_restarted() {
-    use mcpd_actors::client::{ClientManager, ServerRecord, StdioCommand};
+    use mcpd::client::config::StdioCommand;
+    use mcpd_actors::client::{ClientManager, ServerRecord};
     let binary = process::mcpd_binary().to_string_lossy().into_owned();
     let counts = Arc::new(ActorCounts::new());
     let manager = ClientManager::new(ClientHandlers::default(), Implementation::new("t", "1"), counts.clone());

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcpd::client::config::ConfigDocument;
+use mcpd::client::config::{ConfigDocument, ServerEntry};
 use mcpd::model::Implementation;
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
@@ -367,16 +367,16 @@ async fn http_500_with_html_is_a_transport_error_naming_the_status() {
         let manager = manager();
         manager.upsert(record("always", &always.url()));
         match manager.test_and_refresh_tools("always").await {
-            Err(ClientError::Transport(message)) => {
-                assert!(message.starts_with("HTTP 500"), "{message}");
-                assert!(message.contains("Internal Server Error"), "{message}");
+            Err(ClientError::Http { status, body }) => {
+                assert_eq!(status, 500, "{body}");
+                assert!(body.contains("Internal Server Error"), "{body}");
             }
             other => panic!("500 on discover: {other:?}"),
         }
         assert_eq!(always.rpc_methods(), ["server/discover"], "a 500 is not a reason to fall back to initialize");
         manager.upsert(record("on-call", &on_call.url()));
         match manager.call_tool("on-call", "echo", Map::new()).await {
-            Err(ClientError::Transport(message)) => assert!(message.starts_with("HTTP 500"), "{message}"),
+            Err(ClientError::Http { status, body }) => assert_eq!(status, 500, "{body}"),
             other => panic!("500 on tools/call: {other:?}"),
         }
     })
@@ -493,7 +493,7 @@ async fn a_config_change_during_a_refresh_is_config_changed_and_keeps_the_old_to
                 .await;
             assert!(reached, "the second tools/list never arrived: {:?}", server.rpc_methods());
             let current = manager.record("srv").expect("record");
-            manager.upsert(ServerRecord { document: changed.clone(), ..current });
+            manager.upsert(ServerRecord { server: ServerEntry::Http(changed.clone()), ..current });
         };
         let (outcome, ()) = futures_util::future::join(refresh, change).await;
         assert_eq!(outcome, Err(ClientError::ConfigChanged));
@@ -503,7 +503,7 @@ async fn a_config_change_during_a_refresh_is_config_changed_and_keeps_the_old_to
         );
         let record = manager.record("srv").expect("record");
         assert_eq!(record.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["old"], "tools not updated");
-        assert_eq!(record.document.text(), changed.text(), "the new document stays");
+        assert_eq!(record.document().map(ConfigDocument::text), Some(changed.text()), "the new document stays");
 
         // Fetching again with the saved configuration works and stores the new list.
         let again = manager.test_and_refresh_tools("srv").await.expect("refresh again");

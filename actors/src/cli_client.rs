@@ -3,15 +3,15 @@
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
 //! configuration failure (with a one-line reason on stderr).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use mcpd::client::config::{ConfigDocument, ServersFile};
+use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
 use mcpd::model::{ContentBlock, Implementation};
 use serde_json::{json, Map, Value};
 
-use crate::client::{ClientHandlers, ClientManager, ServerRecord, StdioCommand};
+use crate::client::{ClientHandlers, ClientManager, ServerRecord};
 use crate::counts::ActorCounts;
 
 /// Which server to talk to, and how.
@@ -78,32 +78,34 @@ fn failure(message: impl Into<String>) -> Failure {
     Failure { code: 2, message: message.into() }
 }
 
-/// The HTTP server's configuration: from the URL, or from `text`, the `--config` file.
-fn document(url: Option<&str>, text: Option<&str>, target: &Target) -> Result<ConfigDocument, Failure> {
-    let mut value = match (&target.config, url, text) {
-        (Some(_), Some(_), _) => return Err(failure("give either a URL or --config, not both")),
-        (None, None, _) => return Err(failure("give the server's URL, or --config FILE")),
-        (None, Some(url), _) => json!({ "url": url }),
-        (Some(_), None, None) => return Err(failure("the --config file was not read")),
-        (Some(path), None, Some(text)) => {
-            let file = ServersFile::parse(text).map_err(|e| failure(e.to_string()))?;
-            let document = match (&target.server, file.len()) {
-                (Some(name), _) => file.document(name).ok_or_else(|| {
-                    failure(format!("no server {name:?} in {} (it has: {})", path.display(), file.names().join(", ")))
-                })?,
-                (None, 0) => ConfigDocument::parse(text).map_err(|e| failure(e.to_string()))?,
-                (None, 1) => file.document(file.names()[0]).ok_or_else(|| failure("the server entry vanished"))?,
-                (None, _) => {
-                    return Err(failure(format!(
-                        "{} has several servers ({}); pick one with --server",
-                        path.display(),
-                        file.names().join(", ")
-                    )))
-                }
-            };
-            document.into_value()
+/// The server `--config` names: the entry `--server` picks (or the file's only entry), or the
+/// whole file as one flat document when it lists no server. Which entries are stdio servers is
+/// the core's one rule (`mcpd::client::config`).
+fn configured(path: &Path, target: &Target) -> Result<ServerEntry, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?;
+    let file = ServersFile::parse(&text).map_err(|e| failure(e.to_string()))?;
+    let name = match (&target.server, file.len()) {
+        (Some(name), _) => name.as_str(),
+        (None, 0) => return ConfigDocument::parse(&text).map(ServerEntry::Http).map_err(|e| failure(e.to_string())),
+        (None, 1) => file.names()[0],
+        (None, _) => {
+            return Err(failure(format!(
+                "{} has several servers ({}); pick one with --server",
+                path.display(),
+                file.names().join(", ")
+            )))
         }
     };
+    let entry = file.entry(name).ok_or_else(|| {
+        failure(format!("no server {name:?} in {} (it has: {})", path.display(), file.names().join(", ")))
+    })?;
+    entry.map_err(|e| failure(format!("server {name}: {e}")))
+}
+
+/// An HTTP server's document with the command line's `--header`, `--protocol-version` and
+/// `--sse` applied to its node, checked.
+fn with_overrides(document: ConfigDocument, target: &Target) -> Result<ConfigDocument, Failure> {
+    let mut value = document.into_value();
     let node = match value.get_mut("mcpServers").and_then(Value::as_object_mut) {
         Some(servers) => servers.values_mut().next().ok_or_else(|| failure("mcpServers is empty"))?,
         None => &mut value,
@@ -135,42 +137,25 @@ fn manager() -> ClientManager {
     )
 }
 
-/// The record of the server to talk to: a stdio entry of `--config` starts a child, anything
-/// else is an HTTP server.
+/// The record of the server to talk to: the URL's, or the `--config` file's (a stdio entry
+/// starts a child).
 fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
-    let text = match (&target.config, url) {
-        (Some(path), None) => {
-            Some(std::fs::read_to_string(path).map_err(|e| failure(format!("cannot read {}: {e}", path.display())))?)
+    let server = match (&target.config, url) {
+        (Some(_), Some(_)) => return Err(failure("give either a URL or --config, not both")),
+        (None, None) => return Err(failure("give the server's URL, or --config FILE")),
+        (None, Some(url)) => {
+            ServerEntry::Http(ConfigDocument::from_value(json!({ "url": url })).map_err(|e| failure(e.to_string()))?)
         }
-        _ => None,
+        (Some(path), None) => configured(path, target)?,
     };
-    if let Some(command) = stdio_entry(text.as_deref(), target)? {
-        if !target.headers.is_empty() || target.sse || target.protocol_version.is_some() {
+    let server = match server {
+        ServerEntry::Http(document) => ServerEntry::Http(with_overrides(document, target)?),
+        ServerEntry::Stdio(_) if !target.headers.is_empty() || target.sse || target.protocol_version.is_some() => {
             return Err(failure("--header, --sse and --protocol-version apply to HTTP servers, not to a stdio server"));
         }
-        return Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::stdio("cli", command) });
-    }
-    let document = document(url, text.as_deref(), target)?;
-    Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::new("cli", document) })
-}
-
-/// The command of the chosen entry of `text` (the `--config` file) when it is a stdio server
-/// (it has `command`).
-fn stdio_entry(text: Option<&str>, target: &Target) -> Result<Option<StdioCommand>, Failure> {
-    let Some(text) = text else { return Ok(None) };
-    let Ok(raw) = serde_json::from_str::<Value>(text) else { return Ok(None) };
-    let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else { return Ok(None) };
-    let entry = match (&target.server, servers.len()) {
-        (Some(name), _) => servers.get(name.as_str()).map(|entry| (name.as_str(), entry)),
-        (None, 1) => servers.iter().next().map(|(name, entry)| (name.as_str(), entry)),
-        (None, _) => None,
+        stdio @ ServerEntry::Stdio(_) => stdio,
     };
-    match entry {
-        Some((name, entry)) if entry.get("command").is_some() => {
-            crate::tools::gateway::stdio_command(name, entry).map(Some).map_err(failure)
-        }
-        _ => Ok(None),
-    }
+    Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::with_server("cli", server) })
 }
 
 /// Runs `mcpd tools`; the text to print on success.

@@ -1,4 +1,4 @@
-//! How a client chooses a protocol revision (the seed client's rules, §1.7 of the seed notes):
+//! How a client chooses a protocol revision:
 //! `server/discover` first unless a handshake revision is pinned; the stateless wire when the
 //! server offers 2026-07-28; otherwise `initialize` with the newest handshake revision the server
 //! named (or 2025-11-25 when it named none); errors that prove a modern server are never

@@ -179,14 +179,7 @@ impl Handler<CallTool> for ClientConnection {
 
     fn handle(&mut self, msg: CallTool, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
-        let link = self.link.clone();
-        Box::pin(async move {
-            let mut params = Map::new();
-            params.insert("name".into(), Value::String(msg.name.clone()));
-            params.insert("arguments".into(), Value::Object(msg.arguments));
-            let raw = link.request("tools/call", params).await?;
-            Ok(CallResult::from_result(link.name(), &msg.name, raw))
-        })
+        Box::pin(call_tool(self.link.clone(), msg, None))
     }
 }
 
@@ -206,16 +199,22 @@ impl Handler<CallToolCancellable> for ClientConnection {
 
     fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
-        let link = self.link.clone();
-        Box::pin(async move {
-            let name = msg.call.name;
-            let mut params = Map::new();
-            params.insert("name".into(), Value::String(name.clone()));
-            params.insert("arguments".into(), Value::Object(msg.call.arguments));
-            let raw = link.request_cancellable("tools/call", params, Some(msg.cancel)).await?;
-            Ok(CallResult::from_result(link.name(), &name, raw))
-        })
+        Box::pin(call_tool(self.link.clone(), msg.call, Some(msg.cancel)))
     }
+}
+
+/// Calls a tool; `cancel`, when given, abandons the call as [`CallToolCancellable`] says.
+async fn call_tool(
+    link: Rc<Link>,
+    call: CallTool,
+    cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> Result<CallResult, ClientError> {
+    let CallTool { name, arguments } = call;
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name.clone()));
+    params.insert("arguments".into(), Value::Object(arguments));
+    let raw = link.request_cancellable("tools/call", params, cancel).await?;
+    Ok(CallResult::from_result(link.name(), &name, raw))
 }
 
 /// Any other request (prompts, resources, …): its result.

@@ -14,6 +14,16 @@ pub enum ClientError {
     /// The server could not be reached or the connection broke.
     #[display("transport error: {_0}")]
     Transport(#[error(not(source))] String),
+    /// The server answered with an HTTP error status and a body that holds no JSON-RPC error
+    /// (a proxy's error page, a bare `404`). The message reads like the transport error it
+    /// is, naming the status.
+    #[display("transport error: HTTP {status}: {body}")]
+    Http {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body (at most 1000 characters), as text.
+        body: String,
+    },
     /// The server answered with a JSON-RPC error.
     #[display("{message} ({code}, HTTP {http_status})")]
     Rpc {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix::{Actor as _, Addr};
 use dashmap::DashMap;
-use mcpd::client::config::{timeout_seconds, ConfigDocument, Transport};
+use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, StdioCommand, Transport};
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
@@ -17,7 +17,6 @@ use super::connection::{
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::link::LinkConfig;
-use super::stdio::StdioCommand;
 use crate::counts::ActorCounts;
 
 /// One configured remote server.
@@ -25,49 +24,64 @@ use crate::counts::ActorCounts;
 pub struct ServerRecord {
     /// Its id.
     pub id: String,
-    /// Its configuration document (the source of truth).
-    pub document: ConfigDocument,
+    /// How it is reached: its configuration document (the source of truth of an HTTP server)
+    /// or the command that starts a stdio server.
+    pub server: ServerEntry,
     /// Connect and per-call time limit in seconds (clamped to 5–300).
     pub timeout_secs: u64,
     /// The tools last fetched by `test_and_refresh_tools`.
     pub tools: Vec<Tool>,
-    /// For a stdio server: the command to start (then `document` only names it).
-    pub command: Option<StdioCommand>,
 }
 
 impl ServerRecord {
-    /// A record with the default timeout and no tools.
+    /// A record for the server `server`, with the default timeout and no tools.
+    pub fn with_server(id: impl Into<String>, server: ServerEntry) -> Self {
+        ServerRecord { id: id.into(), server, timeout_secs: timeout_seconds(None), tools: Vec::new() }
+    }
+
+    /// A record for an HTTP server described by `document`.
     pub fn new(id: impl Into<String>, document: ConfigDocument) -> Self {
-        ServerRecord { id: id.into(), document, timeout_secs: timeout_seconds(None), tools: Vec::new(), command: None }
+        ServerRecord::with_server(id, ServerEntry::Http(document))
     }
 
     /// A record for a stdio server started with `command`.
     pub fn stdio(id: impl Into<String>, command: StdioCommand) -> Self {
-        ServerRecord { command: Some(command), ..ServerRecord::new(id, ConfigDocument::default()) }
+        ServerRecord::with_server(id, ServerEntry::Stdio(command))
+    }
+
+    /// The configuration document of an HTTP server (`None` for a stdio server).
+    pub fn document(&self) -> Option<&ConfigDocument> {
+        match &self.server {
+            ServerEntry::Http(document) => Some(document),
+            ServerEntry::Stdio(_) => None,
+        }
     }
 
     fn connection_key(&self) -> String {
-        let what = match &self.command {
-            Some(command) => format!("{command:?}"),
-            None => self.document.fingerprint(),
+        let what = match &self.server {
+            ServerEntry::Http(document) => document.fingerprint(),
+            ServerEntry::Stdio(command) => format!("{command:?}"),
         };
         format!("{what}/{}", timeout_seconds(Some(self.timeout_secs as i64)))
     }
 
     fn link_config(&self) -> Result<LinkConfig, ClientError> {
         let timeout = Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64)));
-        if let Some(command) = &self.command {
-            return Ok(LinkConfig {
-                name: self.id.clone(),
-                url: format!("stdio:{}", command.program),
-                sse: false,
-                pin: None,
-                headers: Vec::new(),
-                timeout,
-                command: Some(command.clone()),
-            });
-        }
-        let config = self.document.resolve().map_err(|e| ClientError::Config(e.to_string()))?;
+        let document = match &self.server {
+            ServerEntry::Http(document) => document,
+            ServerEntry::Stdio(command) => {
+                return Ok(LinkConfig {
+                    name: self.id.clone(),
+                    url: format!("stdio:{}", command.program),
+                    sse: false,
+                    pin: None,
+                    headers: Vec::new(),
+                    timeout,
+                    command: Some(command.clone()),
+                })
+            }
+        };
+        let config = document.resolve().map_err(|e| ClientError::Config(e.to_string()))?;
         Ok(LinkConfig {
             name: config.name.clone(),
             url: config.url.clone(),
@@ -93,10 +107,7 @@ struct Stored {
 impl Stored {
     fn new(record: ServerRecord) -> Stored {
         let key = record.connection_key();
-        let server_name = match record.command {
-            Some(_) => None,
-            None => record.document.resolve().ok().map(|config| config.name),
-        };
+        let server_name = record.document().and_then(|document| document.resolve().ok()).map(|config| config.name);
         Stored { record, key, server_name }
     }
 }
@@ -202,7 +213,8 @@ impl ClientManager {
         let before = record.connection_key();
         let tools = self.connection(&record)?.send(ListTools).await.map_err(|_| ClientError::Closed)??;
         let mut current = self.records.get_mut(id).ok_or(ClientError::ConfigChanged)?;
-        if current.key != before || current.record.document.text() != record.document.text() {
+        let text = |record: &ServerRecord| record.document().map(ConfigDocument::text);
+        if current.key != before || text(&current.record) != text(&record) {
             return Err(ClientError::ConfigChanged);
         }
         current.record.tools = tools.clone();

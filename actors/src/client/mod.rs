@@ -14,4 +14,3 @@ pub use error::ClientError;
 pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};
-pub use stdio::StdioCommand;

@@ -4,10 +4,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::rc::Rc;
 
+use mcpd::client::config::StdioCommand;
 use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
@@ -15,19 +15,6 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::sync::oneshot;
 
 use super::error::ClientError;
-
-/// How to start a stdio server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StdioCommand {
-    /// The program (looked up on `PATH`; no shell is involved).
-    pub program: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Extra environment variables (added to mcpd's own environment).
-    pub env: Vec<(String, String)>,
-    /// The working directory (default: mcpd's).
-    pub cwd: Option<PathBuf>,
-}
 
 type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
 

@@ -14,14 +14,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcpd::catalog::{LiveCatalog, ToolError};
-use mcpd::client::config::{ServersFile, Transport};
+use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
 use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, Implementation, Tool};
 use serde_json::{json, Map, Value};
 
-use crate::client::{
-    CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord, StdioCommand,
-};
+use crate::client::{CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord};
 use crate::counts::ActorCounts;
 
 /// The separator between server and tool in exported names.
@@ -44,63 +42,29 @@ pub struct RemoteHealth {
     pub error: Option<String>,
 }
 
-/// Reads a servers file into records (one per entry; stdio entries start a child).
+/// Reads a servers file into records (one per entry; stdio entries start a child). Which
+/// entries are stdio servers is the core's one rule (`mcpd::client::config`): an explicit
+/// `type` / `transport` decides, else an entry with `command` (or `args`) is one.
 ///
 /// # Errors
 /// A message naming the file or the entry that cannot be used.
 pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let raw: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    let entries = raw
-        .get("mcpServers")
-        .and_then(Value::as_object)
-        .ok_or_else(|| format!("{} has no mcpServers object", path.display()))?;
-    let file = ServersFile::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = match ServersFile::parse(&text) {
+        Ok(file) if file.has_mcp_servers() => file,
+        Err(ConfigError::Json(e)) => return Err(format!("{} is not valid JSON: {e}", path.display())),
+        _ => return Err(format!("{} has no mcpServers object", path.display())),
+    };
     let mut records = Vec::new();
-    for (name, entry) in entries {
-        let timeout = entry.get("timeout").and_then(Value::as_i64);
-        let mut record = if entry.get("command").is_some() {
-            ServerRecord::stdio(name.clone(), stdio_command(name, entry)?)
-        } else {
-            let document = file.document(name).ok_or_else(|| format!("server {name} vanished"))?;
+    for (name, server) in file.entries() {
+        let server = server.map_err(|e| format!("server {name}: {e}"))?;
+        if let ServerEntry::Http(document) = &server {
             document.resolve().map_err(|e| format!("server {name}: {e}"))?;
-            ServerRecord::new(name.clone(), document)
-        };
-        record.timeout_secs = mcpd::client::config::timeout_seconds(timeout);
-        records.push(record);
+        }
+        let timeout_secs = file.timeout_seconds(&name);
+        records.push(ServerRecord { timeout_secs, ..ServerRecord::with_server(name, server) });
     }
     Ok(records)
-}
-
-/// The command of a stdio entry (`command`, `args`, `env`, `cwd`).
-///
-/// # Errors
-/// A message naming the entry and the field that is wrong.
-pub fn stdio_command(name: &str, entry: &Value) -> Result<StdioCommand, String> {
-    let program = entry.get("command").and_then(Value::as_str).filter(|c| !c.trim().is_empty());
-    let program = program.ok_or_else(|| format!("server {name}: command must be a non-empty string"))?;
-    let args = match entry.get("args") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(args)) => args
-            .iter()
-            .map(|a| a.as_str().map(str::to_owned).ok_or_else(|| format!("server {name}: args must be strings")))
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(format!("server {name}: args must be an array of strings")),
-    };
-    let env = match entry.get("env") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Object(env)) => env
-            .iter()
-            .map(|(k, v)| {
-                v.as_str()
-                    .map(|v| (k.clone(), v.to_owned()))
-                    .ok_or_else(|| format!("server {name}: env {k} must be a string"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(format!("server {name}: env must be an object of strings")),
-    };
-    let cwd = entry.get("cwd").and_then(Value::as_str).map(Into::into);
-    Ok(StdioCommand { program: program.to_owned(), args, env, cwd })
 }
 
 /// The prefix for a server name: `[a-z0-9_-]`, no `__`, unique among `taken`.
@@ -172,10 +136,12 @@ impl Gateway {
             for record in records {
                 let prefix = prefix_for(&record.id, &taken);
                 taken.push(prefix.clone());
-                let transport = match (&record.command, record.document.resolve().map(|c| c.transport)) {
-                    (Some(_), _) => "stdio",
-                    (None, Ok(Transport::Sse)) => "sse",
-                    _ => "streamable_http",
+                let transport = match &record.server {
+                    ServerEntry::Stdio(_) => "stdio",
+                    ServerEntry::Http(document) => match document.resolve().map(|c| c.transport) {
+                        Ok(Transport::Sse) => "sse",
+                        _ => "streamable_http",
+                    },
                 };
                 health.insert(
                     record.id.clone(),
@@ -238,7 +204,7 @@ impl Gateway {
                 .find(|r| {
                     self.manager
                         .record(&r.id)
-                        .and_then(|rec| rec.document.resolve().ok())
+                        .and_then(|rec| rec.document().and_then(|document| document.resolve().ok()))
                         .is_some_and(|c| c.name == name)
                 })
                 .map(|r| r.id.clone())

@@ -1,0 +1,223 @@
+//! One HTTP exchange: POST a message, read the answer's head, then its body — a JSON response,
+//! or an SSE stream on which the server may send its own requests and notifications before the
+//! response (a session's stream that ends early is resumed with `Last-Event-ID`). Bodies and
+//! events are capped at [`MAX_RESPONSE_BYTES`]; an error status without a JSON-RPC error is a
+//! [`ClientError::Http`].
+
+use std::time::Duration;
+
+use awc::http::header;
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use mcpd::client::sse::SseDecoder;
+use mcpd::jsonrpc::RequestId;
+use serde_json::Value;
+
+use super::outcome::outcome_owned;
+use super::{Link, Mode, MAX_RESPONSE_BYTES};
+use crate::client::error::ClientError;
+
+/// How many times one request may reconnect its SSE stream (GET + `Last-Event-ID`).
+const MAX_RECONNECTS: usize = 5;
+/// How long to wait before resuming a stream whose server named no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+/// How much of an error page an [`ClientError::Http`] keeps, in characters.
+const ERROR_EXCERPT_CHARS: usize = 1000;
+
+/// A failure to reach the server or to read its answer.
+pub(super) fn transport(e: impl std::fmt::Display) -> ClientError {
+    ClientError::Transport(e.to_string())
+}
+
+/// An HTTP answer: status, session id header, and either a JSON body or an open SSE stream.
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) session_id: Option<String>,
+    pub(super) body: AnswerBody,
+}
+
+/// The body of an [`Answer`].
+pub(super) enum AnswerBody {
+    /// Read whole (any status but a successful event stream).
+    Json(Bytes),
+    /// A successful `text/event-stream`, read as it comes.
+    Events(awc::ClientResponse),
+}
+
+impl Link {
+    /// Sends one request and reads its answer, over stdio when the wire is a child, else by
+    /// POST to the endpoint.
+    pub(super) async fn exchange(
+        &self,
+        id: &RequestId,
+        body: Vec<u8>,
+        headers: &[(String, String)],
+    ) -> Result<Value, ClientError> {
+        if let Some(channel) = self.stdio_channel() {
+            return channel.request(id, body).await;
+        }
+        let answer = self.post(&self.cfg.url, body, headers).await?;
+        if let Some(session) = &answer.session_id {
+            self.adopt_session_id(session);
+        }
+        self.read_response(answer, id).await
+    }
+
+    /// POSTs `body` to `url` with `extra` headers (beside the link's own) and reads the head.
+    pub(super) async fn post(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        extra: &[(String, String)],
+    ) -> Result<Answer, ClientError> {
+        let mut request = self.http.post(url);
+        for (name, value) in extra {
+            request = request.insert_header((name.as_str(), value.as_str()));
+        }
+        let response = request.send_body(body).await.map_err(transport)?;
+        self.answer(response).await
+    }
+
+    async fn answer(&self, mut response: awc::ClientResponse) -> Result<Answer, ClientError> {
+        let status = response.status().as_u16();
+        let session_id = response
+            .headers()
+            .get(mcpd::headers::SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned);
+        let body = if is_event_stream(&response) && (200..300).contains(&status) {
+            AnswerBody::Events(response)
+        } else {
+            AnswerBody::Json(response.body().limit(MAX_RESPONSE_BYTES).await.map_err(transport)?)
+        };
+        Ok(Answer { status, session_id, body })
+    }
+
+    /// Reads the response to request `id` out of an answer (JSON, or SSE events on which the
+    /// server may also send notifications and requests of its own).
+    async fn read_response(&self, answer: Answer, id: &RequestId) -> Result<Value, ClientError> {
+        let status = answer.status;
+        match answer.body {
+            AnswerBody::Json(bytes) => {
+                if !(200..300).contains(&status) {
+                    return Err(http_error(status, &bytes));
+                }
+                let message: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
+                outcome_owned(message, id, status)
+            }
+            AnswerBody::Events(response) => self.read_events(response, id, status).await,
+        }
+    }
+
+    async fn read_events(
+        &self,
+        mut response: awc::ClientResponse,
+        id: &RequestId,
+        status: u16,
+    ) -> Result<Value, ClientError> {
+        let mut decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
+        let mut last_event_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut reconnects = 0;
+        loop {
+            let chunk = response.next().await;
+            let ended = !matches!(chunk, Some(Ok(_)));
+            let events = match chunk {
+                Some(Ok(bytes)) => decoder.feed(&bytes).map_err(|e| ClientError::Protocol(e.to_string()))?,
+                Some(Err(e)) => {
+                    log::debug!("{}: SSE stream broke: {e}", self.cfg.name);
+                    decoder.finish().into_iter().collect()
+                }
+                None => decoder.finish().into_iter().collect(),
+            };
+            for event in events {
+                if let Some(event_id) = &event.id {
+                    last_event_id = Some(event_id.clone());
+                }
+                if let Some(ms) = event.retry {
+                    retry = Duration::from_millis(ms);
+                }
+                if event.data.trim().is_empty() || event.kind() != "message" {
+                    continue;
+                }
+                let message: Value = match serde_json::from_str(&event.data) {
+                    Ok(message) => message,
+                    Err(e) => return Err(ClientError::Protocol(format!("an SSE event is not JSON: {e}"))),
+                };
+                if let Some(outcome) = self.handle_message(message, Some(id), status).await {
+                    return outcome;
+                }
+            }
+            if !ended {
+                continue;
+            }
+            // The stream ended before the response: resume it where it stopped, after the
+            // server's retry delay (2025-11-25 SSE polling), when the session allows it.
+            let resumable = matches!(self.mode(), Some(Mode::Session(_))) && last_event_id.is_some();
+            if !resumable || reconnects >= MAX_RECONNECTS {
+                return Err(ClientError::Protocol(format!("MCP SSE stream ended without a response to request {id}.")));
+            }
+            reconnects += 1;
+            actix_rt::time::sleep(retry).await;
+            response = self.resume(last_event_id.as_deref().unwrap_or_default()).await?;
+            decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
+        }
+    }
+
+    /// Reopens a session's stream after `last_event_id` (GET with `Last-Event-ID`).
+    async fn resume(&self, last_event_id: &str) -> Result<awc::ClientResponse, ClientError> {
+        let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
+        for (name, value) in &self.wire_headers() {
+            request = request.insert_header((name.as_str(), value.as_str()));
+        }
+        let response = request.insert_header(("Last-Event-ID", last_event_id)).send().await.map_err(transport)?;
+        if !response.status().is_success() {
+            return Err(ClientError::Protocol(format!(
+                "resuming the SSE stream failed with HTTP {}",
+                response.status()
+            )));
+        }
+        Ok(response)
+    }
+}
+
+/// Whether a response is an event stream (its `Content-Type`, ignoring case).
+pub(super) fn is_event_stream(response: &awc::ClientResponse) -> bool {
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    content_type.is_some_and(|c| c.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+/// An error status: the JSON-RPC error its body holds, else [`ClientError::Http`] with the
+/// start of the body.
+pub(super) fn http_error(status: u16, body: &[u8]) -> ClientError {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(message) if message.get("error").is_some() => ClientError::from_error_object(&message["error"], status),
+        _ => {
+            let text = String::from_utf8_lossy(body);
+            ClientError::Http { status, body: text.chars().take(ERROR_EXCERPT_CHARS).collect() }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_status_is_the_bodys_json_rpc_error_or_http_with_a_1000_character_excerpt() {
+        let page = format!("<h1>500</h1>{}", "é".repeat(2000));
+        match http_error(500, page.as_bytes()) {
+            ClientError::Http { status: 500, body } => {
+                assert_eq!(body.chars().count(), ERROR_EXCERPT_CHARS);
+                assert!(body.starts_with("<h1>500</h1>é"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let error = ClientError::Http { status: 404, body: "Not Found".into() };
+        assert_eq!(error.to_string(), "transport error: HTTP 404: Not Found");
+        let rpc = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#;
+        assert!(matches!(http_error(404, rpc), ClientError::Rpc { code: -32001, http_status: 404, .. }));
+    }
+}

@@ -1,0 +1,90 @@
+//! Stateless 2026-07-28 requests: each carries its `_meta` and routing headers (`Mcp-Method`,
+//! `Mcp-Name`, `Mcp-Param-*` from the tool's `x-mcp-header` parameters), over HTTP or to a
+//! stdio child. A result of type `input_required` (MRTR) is completed with the client's
+//! handlers and the request sent again with a new id, the answers and the server's
+//! `requestState` byte for byte, for up to [`MAX_INPUT_ROUNDS`] rounds.
+
+use mcpd::client::request::routing_headers;
+use mcpd::version::ProtocolVersion;
+use serde_json::{json, Map, Value};
+
+use super::body::{Params, RequestBody};
+use super::Link;
+use crate::client::error::ClientError;
+
+/// How many MRTR rounds one request may take.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+impl Link {
+    /// One stateless request (also `server/discover`, before any wire is negotiated); `extra`
+    /// are the MRTR fields of a retried round.
+    pub(super) async fn stateless_call(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        extra: &[(&str, &Value)],
+    ) -> Result<Value, ClientError> {
+        let tool_params = (method == "tools/call")
+            .then(|| params.get("name").and_then(Value::as_str).and_then(|name| self.tool_params(name)))
+            .flatten();
+        let mut headers = routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?;
+        headers.push(("MCP-Protocol-Version".to_owned(), ProtocolVersion::STATELESS.as_str().to_owned()));
+        let id = self.next_id();
+        // The request's own `_meta` (rare) is merged with ours; otherwise ours is used as is.
+        let merged;
+        let meta = match params.get("_meta").and_then(Value::as_object) {
+            Some(own) => {
+                let mut own = own.clone();
+                own.extend(self.stateless_meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+                merged = own;
+                &merged
+            }
+            None => &self.stateless_meta,
+        };
+        let body = RequestBody { id: &id, method, params: Params::Stateless { params, extra, meta } };
+        let body = serde_json::to_vec(&body).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        self.exchange(&id, body, &headers).await
+    }
+
+    /// A stateless request, with its `input_required` rounds answered by the client's
+    /// handlers.
+    pub(super) async fn stateless_with_input(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        let mut responses = Value::Null;
+        let mut state: Option<Value> = None;
+        for round in 0..MAX_INPUT_ROUNDS {
+            let mut extra: Vec<(&str, &Value)> = Vec::new();
+            if round > 0 {
+                extra.push(("inputResponses", &responses));
+            }
+            if let Some(state) = &state {
+                extra.push(("requestState", state));
+            }
+            let mut result = self.stateless_call(method, params, &extra).await?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(result);
+            }
+            let mut answers = Map::new();
+            if let Some(requests) = result.get("inputRequests").and_then(Value::as_object) {
+                for (key, request) in requests {
+                    let input_method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+                    let input_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                    let answer = self.handlers.answer(input_method, input_params).await.map_err(|e| {
+                        ClientError::Protocol(format!(
+                            "cannot answer the server's {input_method} request: {}",
+                            e.message
+                        ))
+                    })?;
+                    answers.insert(key.clone(), answer);
+                }
+            }
+            responses = Value::Object(answers);
+            // Sent back byte for byte: a JSON string is re-serialized exactly as received.
+            state = result.as_object_mut().and_then(|r| r.remove("requestState"));
+        }
+        Err(ClientError::Protocol(format!("{method} asked for input more than {MAX_INPUT_ROUNDS} times")))
+    }
+}

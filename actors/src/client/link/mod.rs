@@ -1,0 +1,154 @@
+//! One negotiated connection to a remote MCP server: what a `ClientConnection` actor talks
+//! through. A [`Link`] lives on the actor's thread (awc's client is `!Send`), is shared by the
+//! actor's concurrent calls through an `Rc`, and negotiates once (concurrent first calls wait
+//! for the same negotiation).
+//!
+//! # Layout
+//!
+//! - `wire`: [`Wire`](wire::Wire), the transport negotiated (or being negotiated), each variant
+//!   owning the state only that wire has, and closing the link;
+//! - `negotiate`: connecting — `server/discover`, `initialize`, the fallback to HTTP+SSE, the
+//!   session's standalone GET stream, starting (and restarting) a stdio child;
+//! - `request`: one request on the negotiated wire, with its time limit, cancellation and the
+//!   one re-initialization after a `404` in a session;
+//! - `input`: stateless 2026-07-28 requests, and completing their MRTR `input_required` rounds;
+//! - `exchange`: one HTTP request and its answer (JSON, or SSE resumed with `Last-Event-ID`);
+//! - `legacy_sse`: the 2024-11-05 HTTP+SSE transport;
+//! - `inbound`: what the server sends besides the awaited response (its requests,
+//!   notifications, and responses that arrive on another stream), and our replies;
+//! - `body`: request bodies, serialized without copying their params;
+//! - `outcome`: a response message as a result or a [`ClientError`](super::ClientError).
+
+mod body;
+mod exchange;
+mod inbound;
+mod input;
+mod legacy_sse;
+mod negotiate;
+mod outcome;
+mod request;
+mod wire;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use awc::http::header;
+use mcpd::client::config::StdioCommand;
+use mcpd::client::request::add_stateless_meta;
+use mcpd::jsonrpc::RequestId;
+use mcpd::model::Implementation;
+use mcpd::version::ProtocolVersion;
+use serde_json::{Map, Value};
+
+pub(crate) use outcome::outcome;
+
+use super::handlers::ClientHandlers;
+use negotiate::Connecting;
+use wire::Wire;
+
+/// Largest response body or SSE event accepted from a server.
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What a link needs to know about its server.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// The server's display name.
+    pub name: String,
+    /// The MCP endpoint.
+    pub url: String,
+    /// Use the 2024-11-05 HTTP+SSE transport.
+    pub sse: bool,
+    /// Headers sent on every request, verbatim.
+    pub headers: Vec<(String, String)>,
+    /// A pinned revision (none: negotiate).
+    pub pin: Option<ProtocolVersion>,
+    /// Connect and per-request time limit.
+    pub timeout: Duration,
+    /// Start this command and speak stdio to it instead of HTTP (`url` is then only a label).
+    pub command: Option<StdioCommand>,
+}
+
+/// The wire a link negotiated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// 2026-07-28, no session.
+    Stateless,
+    /// Streamable HTTP with the initialize handshake (and maybe a session id).
+    Session(ProtocolVersion),
+    /// The 2024-11-05 HTTP+SSE transport.
+    HttpSse(ProtocolVersion),
+    /// A child process over stdio, at this revision (2026-07-28: stateless messages).
+    Stdio(ProtocolVersion),
+}
+
+/// A connection to one server.
+pub(crate) struct Link {
+    /// This link's own HTTP client, with the configured headers as defaults.
+    http: awc::Client,
+    cfg: LinkConfig,
+    /// How the client answers what the server asks of it.
+    handlers: ClientHandlers,
+    /// What `initialize` and stateless `_meta` say about us.
+    client_info: Implementation,
+    /// The `_meta` of every stateless request (version, client info, capabilities), built once.
+    stateless_meta: Map<String, Value>,
+    /// The id of the next request (ids are never reused on a link).
+    next_id: Cell<i64>,
+    /// The wire: negotiated, being negotiated, or not yet. Borrowed only briefly, never across
+    /// an await.
+    wire: RefCell<Wire>,
+    /// The negotiation under way, shared by concurrent first calls.
+    connecting: RefCell<Option<Connecting>>,
+    /// Set by [`Link::close`]: no request starts after it.
+    closed: Cell<bool>,
+}
+
+impl Link {
+    pub(crate) fn new(cfg: LinkConfig, handlers: ClientHandlers, client_info: Implementation) -> Rc<Link> {
+        // Headers every request carries are parsed once, as the client's defaults.
+        // awc's own limit is only a backstop: the link's time limits decide, so that a silent
+        // server is reported as a timeout (and, in a session, cancelled).
+        let connector = match super::tls::client_config() {
+            Some(tls) => awc::Connector::new().rustls_0_23(tls),
+            None => awc::Connector::new(),
+        };
+        let mut builder = awc::Client::builder()
+            .connector(connector)
+            .timeout(cfg.timeout + Duration::from_secs(5))
+            .disable_redirects()
+            .add_default_header((header::ACCEPT, "application/json, text/event-stream"))
+            .add_default_header((header::CONTENT_TYPE, "application/json"));
+        for (name, value) in &cfg.headers {
+            builder = builder.add_default_header((name.as_str(), value.as_str()));
+        }
+        let http = builder.finish();
+        let mut stateless_meta = Map::new();
+        add_stateless_meta(&mut stateless_meta, &client_info, &handlers.capabilities());
+        let stateless_meta = match stateless_meta.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        Rc::new(Link {
+            http,
+            cfg,
+            handlers,
+            client_info,
+            stateless_meta,
+            next_id: Cell::new(1),
+            wire: RefCell::new(Wire::Idle),
+            connecting: RefCell::new(None),
+            closed: Cell::new(false),
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.cfg.name
+    }
+
+    fn next_id(&self) -> RequestId {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        RequestId::Number(id)
+    }
+}

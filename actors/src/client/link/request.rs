@@ -1,0 +1,132 @@
+//! One request on the negotiated wire, as the connection's handlers send it: under the link's
+//! time limit, abandoned when the caller cancels — in a session (or over HTTP+SSE or stdio) with
+//! `notifications/cancelled`, on the stateless wire by closing its stream — and sent once more
+//! on a new session when the server answers `404` (it forgot the session; the request was not
+//! processed, so repeating it is safe).
+
+use std::rc::Rc;
+
+use futures_util::FutureExt;
+use mcpd::jsonrpc;
+use mcpd::version::ProtocolVersion;
+use serde_json::{json, Map, Value};
+use tokio::sync::oneshot;
+
+use super::body::{Params, RequestBody};
+use super::outcome::outcome_owned;
+use super::wire::{StrayClaim, Wire};
+use super::{Link, Mode};
+use crate::client::error::ClientError;
+
+/// Fires (or its sender is dropped) when the caller gives up; shared by the two attempts of a
+/// request that re-initializes.
+type CancelSignal = futures_util::future::Shared<oneshot::Receiver<()>>;
+
+impl Link {
+    /// Sends one request on the negotiated wire and returns its result. On the stateless wire,
+    /// `input_required` results are completed with the client's handlers and retried (new id,
+    /// the `requestState` byte for byte); in a session a timed-out request is cancelled with
+    /// `notifications/cancelled`.
+    pub(crate) async fn request(
+        self: &Rc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        self.request_cancellable(method, params, None).await
+    }
+
+    /// As [`Link::request`]; when `cancel` fires (or its sender is dropped: the caller went
+    /// away) the request is abandoned — in a session with `notifications/cancelled`, on the
+    /// stateless wire by closing its stream.
+    pub(crate) async fn request_cancellable(
+        self: &Rc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        cancel: Option<oneshot::Receiver<()>>,
+    ) -> Result<Value, ClientError> {
+        let cancel = cancel.map(FutureExt::shared);
+        match self.request_once(method, &params, cancel.clone()).await {
+            // The server forgot the session (restart, expiry): start a new one and try once more.
+            // A 404 means the request was not processed, so repeating it is safe.
+            Err(error) if session_gone(&error) && matches!(self.mode(), Some(Mode::Session(_))) => {
+                log::info!("{}: session not found; initializing again", self.cfg.name);
+                // Dropping the session stops its standalone stream.
+                drop(self.replace_wire(Wire::Idle));
+                self.request_once(method, &params, cancel).await
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn request_once(
+        self: &Rc<Self>,
+        method: &str,
+        params: &Map<String, Value>,
+        cancel: Option<CancelSignal>,
+    ) -> Result<Value, ClientError> {
+        let cancelled = async move {
+            match cancel {
+                Some(signal) => {
+                    let _ = signal.await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let mode = self.connect().await?;
+        let timeout = self.cfg.timeout;
+        match mode {
+            Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28) => {
+                let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params));
+                tokio::select! {
+                    outcome = work => outcome.map_err(|_| ClientError::Timeout(timeout.as_secs()))?,
+                    // Dropping the request closes its stream: cancellation on this wire.
+                    () = cancelled => Err(ClientError::Cancelled),
+                }
+            }
+            Mode::Session(_) | Mode::HttpSse(_) | Mode::Stdio(_) => {
+                let id = self.next_id();
+                let body = RequestBody { id: &id, method, params: Params::Plain(params) };
+                let body = serde_json::to_vec(&body).unwrap_or_default();
+                let headers = self.wire_headers();
+                let (_claim, stray) = StrayClaim::register(self, &id);
+                let work = async {
+                    match (mode, stray) {
+                        (Mode::HttpSse(_), _) => self.sse_request(&id, body, &headers).await,
+                        (_, Some(answer)) => tokio::select! {
+                            outcome = self.exchange(&id, body, &headers) => outcome,
+                            Ok(message) = answer => outcome_owned(message, &id, 200),
+                        },
+                        (_, None) => self.exchange(&id, body, &headers).await,
+                    }
+                };
+                let (reason, error) = tokio::select! {
+                    outcome = actix_rt::time::timeout(timeout, work) => match outcome {
+                        Ok(outcome) => return outcome,
+                        Err(_) => ("timed out", ClientError::Timeout(timeout.as_secs())),
+                    },
+                    () = cancelled => ("cancelled by the caller", ClientError::Cancelled),
+                };
+                self.notify_cancelled(&id, reason);
+                Err(error)
+            }
+        }
+    }
+
+    /// Tells the server, in the background, that request `id` was abandoned (the caller gets
+    /// its answer now).
+    fn notify_cancelled(self: &Rc<Self>, id: &jsonrpc::RequestId, reason: &str) {
+        let cancel = json!({"requestId": id, "reason": reason});
+        let link = self.clone();
+        actix_rt::spawn(async move {
+            let message = jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel));
+            if let Err(e) = link.send_reply(message).await {
+                log::debug!("{}: could not send notifications/cancelled: {e}", link.cfg.name);
+            }
+        });
+    }
+}
+
+/// Whether the server answered `404`: in a session, it no longer knows the session.
+fn session_gone(error: &ClientError) -> bool {
+    matches!(error, ClientError::Rpc { http_status: 404, .. } | ClientError::Http { status: 404, .. })
+}
