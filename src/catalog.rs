@@ -57,47 +57,29 @@ impl From<&str> for ToolError {
     }
 }
 
-/// Runs a tool.
-pub trait ToolHandler: Send + Sync + 'static {
-    /// Calls the tool with its arguments (an object; `{}` when the client sent none).
-    fn call(&self, arguments: Map<String, Value>, context: ToolContext)
-        -> BoxFuture<Result<CallToolResult, ToolError>>;
+/// Runs a tool (`T` = [`CallToolResult`]) or renders a prompt (`T` = [`GetPromptResult`]):
+/// the arguments in (an object; `{}` when the client sent none), `T` or a [`ToolError`] out.
+/// Any `Fn(Map<String, Value>, ToolContext) -> impl Future<Output = Result<T, ToolError>>` is one.
+pub trait ArgumentsHandler<T>: Send + Sync + 'static {
+    /// Runs with the given arguments (a prompt's required ones are checked before the call).
+    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<T, ToolError>>;
 }
 
-impl<F, Fut> ToolHandler for F
+impl<F, Fut, T> ArgumentsHandler<T> for F
 where
     F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    Fut: Future<Output = Result<T, ToolError>> + Send + 'static,
 {
-    fn call(
-        &self,
-        arguments: Map<String, Value>,
-        context: ToolContext,
-    ) -> BoxFuture<Result<CallToolResult, ToolError>> {
+    fn call(&self, arguments: Map<String, Value>, context: ToolContext) -> BoxFuture<Result<T, ToolError>> {
         Box::pin(self(arguments, context))
     }
 }
+
+/// Runs a tool.
+pub type ToolHandler = dyn ArgumentsHandler<CallToolResult>;
 
 /// Renders a prompt.
-pub trait PromptHandler: Send + Sync + 'static {
-    /// Renders with the given arguments (required ones are checked before the call).
-    fn get(&self, arguments: Map<String, Value>, context: ToolContext)
-        -> BoxFuture<Result<GetPromptResult, ToolError>>;
-}
-
-impl<F, Fut> PromptHandler for F
-where
-    F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
-{
-    fn get(
-        &self,
-        arguments: Map<String, Value>,
-        context: ToolContext,
-    ) -> BoxFuture<Result<GetPromptResult, ToolError>> {
-        Box::pin(self(arguments, context))
-    }
-}
+pub type PromptHandler = dyn ArgumentsHandler<GetPromptResult>;
 
 /// The variables a URI matched in a resource template (empty for a plain resource).
 pub type UriVariables = Vec<(String, String)>;
@@ -134,7 +116,7 @@ pub struct ToolEntry {
     /// Its definition.
     pub definition: Arc<Tool>,
     /// Its handler.
-    pub handler: Arc<dyn ToolHandler>,
+    pub handler: Arc<ToolHandler>,
     /// Its `x-mcp-header` parameters, read once from the input schema (an error when the
     /// annotations are invalid).
     pub header_params: Arc<Result<Vec<crate::headers::HeaderParam>, crate::headers::HeaderParamError>>,
@@ -146,7 +128,7 @@ pub struct PromptEntry {
     /// Its definition.
     pub definition: Arc<Prompt>,
     /// Its handler.
-    pub handler: Arc<dyn PromptHandler>,
+    pub handler: Arc<PromptHandler>,
 }
 
 /// A registered resource.
@@ -225,7 +207,7 @@ impl Catalog {
     }
 
     /// Adds (or replaces) a tool.
-    pub fn add_tool(&mut self, definition: Tool, handler: impl ToolHandler) -> &mut Self {
+    pub fn add_tool(&mut self, definition: Tool, handler: impl ArgumentsHandler<CallToolResult>) -> &mut Self {
         let header_params = Arc::new(crate::headers::header_params(&definition.input_schema));
         let entry = ToolEntry { definition: Arc::new(definition), handler: Arc::new(handler), header_params };
         self.tools.insert(entry.definition.name.clone(), entry);
@@ -233,7 +215,7 @@ impl Catalog {
     }
 
     /// Adds (or replaces) a prompt.
-    pub fn add_prompt(&mut self, definition: Prompt, handler: impl PromptHandler) -> &mut Self {
+    pub fn add_prompt(&mut self, definition: Prompt, handler: impl ArgumentsHandler<GetPromptResult>) -> &mut Self {
         let entry = PromptEntry { definition: Arc::new(definition), handler: Arc::new(handler) };
         self.prompts.insert(entry.definition.name.clone(), entry);
         self

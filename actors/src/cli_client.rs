@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
-use mcpd::model::{ContentBlock, Implementation};
+use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
 use crate::client::{ClientHandlers, ClientManager, ServerRecord};
@@ -218,9 +218,13 @@ pub async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
 fn describe(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text { text, .. } => text.clone(),
-        ContentBlock::Image { data, mime_type, .. } => format!("[image {mime_type}, {} bytes of Base64]", data.len()),
-        ContentBlock::Audio { data, mime_type, .. } => format!("[audio {mime_type}, {} bytes of Base64]", data.len()),
-        ContentBlock::ResourceLink { uri, name, .. } => format!("[resource link {name}: {uri}]"),
+        ContentBlock::Image(Media { data, mime_type, .. }) => {
+            format!("[image {mime_type}, {} bytes of Base64]", data.len())
+        }
+        ContentBlock::Audio(Media { data, mime_type, .. }) => {
+            format!("[audio {mime_type}, {} bytes of Base64]", data.len())
+        }
+        ContentBlock::ResourceLink(Resource { uri, name, .. }) => format!("[resource link {name}: {uri}]"),
         ContentBlock::Resource { resource, .. } => match resource {
             mcpd::model::ResourceContents::Text { uri, text, .. } => format!("[resource {uri}]\n{text}"),
             mcpd::model::ResourceContents::Blob { uri, blob, .. } => {

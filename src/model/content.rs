@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Meta;
+use super::{Meta, Resource};
 
 /// Who a piece of content is meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +85,28 @@ impl ResourceContents {
     }
 }
 
+/// The body of an image or audio block: Base64 bytes and their MIME type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Media {
+    /// Base64 of the bytes.
+    pub data: String,
+    /// e.g. `image/png`, `audio/wav`.
+    pub mime_type: String,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Media {
+    fn new(data_base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Media { data: data_base64.into(), mime_type: mime_type.into(), annotations: None, meta: None }
+    }
+}
+
 /// One block of content: text, image, audio, a link to a resource, or an embedded resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -101,58 +123,12 @@ pub enum ContentBlock {
         meta: Option<Meta>,
     },
     /// An image, Base64.
-    Image {
-        /// Base64 of the bytes.
-        data: String,
-        /// e.g. `image/png`.
-        #[serde(rename = "mimeType")]
-        mime_type: String,
-        /// Usage hints.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<Annotations>,
-        /// Extra metadata.
-        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-        meta: Option<Meta>,
-    },
+    Image(Media),
     /// Audio, Base64 (2025-03-26 and later).
-    Audio {
-        /// Base64 of the bytes.
-        data: String,
-        /// e.g. `audio/wav`.
-        #[serde(rename = "mimeType")]
-        mime_type: String,
-        /// Usage hints.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<Annotations>,
-        /// Extra metadata.
-        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-        meta: Option<Meta>,
-    },
-    /// A link to a resource the client may read (2025-06-18 and later).
-    ResourceLink {
-        /// The resource URI.
-        uri: String,
-        /// Its name.
-        name: String,
-        /// Display title.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        title: Option<String>,
-        /// What it is.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        description: Option<String>,
-        /// The MIME type.
-        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// Size in bytes.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        size: Option<u64>,
-        /// Usage hints.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<Annotations>,
-        /// Extra metadata.
-        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-        meta: Option<Meta>,
-    },
+    Audio(Media),
+    /// A link to a resource the client may read (2025-06-18 and later): a resource as
+    /// `resources/list` shows it.
+    ResourceLink(Resource),
     /// A resource embedded in full.
     Resource {
         /// The contents.
@@ -174,12 +150,12 @@ impl ContentBlock {
 
     /// An image block from Base64 data.
     pub fn image(data_base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        ContentBlock::Image { data: data_base64.into(), mime_type: mime_type.into(), annotations: None, meta: None }
+        ContentBlock::Image(Media::new(data_base64, mime_type))
     }
 
     /// An audio block from Base64 data.
     pub fn audio(data_base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        ContentBlock::Audio { data: data_base64.into(), mime_type: mime_type.into(), annotations: None, meta: None }
+        ContentBlock::Audio(Media::new(data_base64, mime_type))
     }
 
     /// An embedded resource block.
@@ -189,16 +165,7 @@ impl ContentBlock {
 
     /// A resource link block.
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        ContentBlock::ResourceLink {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            size: None,
-            annotations: None,
-            meta: None,
-        }
+        ContentBlock::ResourceLink(Resource::named(uri, name))
     }
 
     /// The text, for a text block.

@@ -8,7 +8,7 @@ mod resource;
 mod tool;
 
 pub use capabilities::{Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability};
-pub use content::{Annotations, ContentBlock, ResourceContents, Role};
+pub use content::{Annotations, ContentBlock, Media, ResourceContents, Role};
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
 pub use tool::{CallToolResult, Tool, ToolAnnotations};

@@ -33,18 +33,23 @@ pub struct Resource {
 }
 
 impl Resource {
-    /// A resource with a URI, a name and a MIME type.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>, mime_type: impl Into<String>) -> Self {
+    /// A resource with a URI and a name.
+    pub fn named(uri: impl Into<String>, name: impl Into<String>) -> Self {
         Resource {
             uri: uri.into(),
             name: name.into(),
             title: None,
             description: None,
-            mime_type: Some(mime_type.into()),
+            mime_type: None,
             size: None,
             annotations: None,
             meta: None,
         }
+    }
+
+    /// A resource with a URI, a name and a MIME type.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Resource { mime_type: Some(mime_type.into()), ..Resource::named(uri, name) }
     }
 
     /// Sets the description.

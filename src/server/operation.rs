@@ -96,7 +96,7 @@ impl McpServer {
         let operation = format!("prompts/get:{name}");
         let handler = &entry.handler;
         let rounds = self
-            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.get(arguments.clone(), ctx))
+            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
         result_of(rounds, internal)
     }
