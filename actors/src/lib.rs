@@ -12,7 +12,6 @@
 //! Transports: [`http`] (one endpoint for every revision) and [`stdio`]. The library API is
 //! [`Mcpd`]; the `mcpd` binary (`src/main.rs`) is a thin CLI over it.
 
-pub mod cli_client;
 pub mod client;
 pub mod config;
 pub mod counts;

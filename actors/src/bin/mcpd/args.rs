@@ -24,9 +24,9 @@ pub(crate) enum Command {
     /// Serve MCP: over stdio, or over HTTP with -p.
     Serve(Box<ServeArgs>),
     /// List a remote MCP server's tools.
-    Tools(mcpd_actors::cli_client::ToolsArgs),
+    Tools(crate::client::ToolsArgs),
     /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
-    Call(mcpd_actors::cli_client::CallArgs),
+    Call(crate::client::CallArgs),
 }
 
 #[derive(Debug, Clone, Args)]

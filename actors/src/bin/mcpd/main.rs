@@ -2,10 +2,12 @@
 //! remote server (`mcpd tools`, `mcpd call`).
 //!
 //! Only this binary reads the environment and the command line: [`args`] parses it,
-//! [`settings`] resolves flags, properties and environment into a typed configuration, and
-//! [`serve`] runs the library's runtime with it. Everything else is the `mcpd_actors` library.
+//! [`settings`] resolves flags, properties and environment into a typed configuration,
+//! [`serve`] runs the library's runtime with it, and [`client`] runs the client commands.
+//! Everything else is the `mcpd_actors` library.
 
 mod args;
+mod client;
 mod serve;
 mod settings;
 
@@ -45,9 +47,9 @@ fn main() -> ExitCode {
     let args = match cli.command {
         Some(Command::Serve(args)) => *args,
         Some(Command::Tools(args)) => {
-            return client_command(|| async { mcpd_actors::cli_client::tools(args).await.map(|out| (out, false)) })
+            return client_command(|| async { crate::client::tools(args).await.map(|out| (out, false)) })
         }
-        Some(Command::Call(args)) => return client_command(|| mcpd_actors::cli_client::call(args)),
+        Some(Command::Call(args)) => return client_command(|| crate::client::call(args)),
         None => cli.serve,
     };
     match serve::run(args) {
@@ -64,7 +66,7 @@ fn main() -> ExitCode {
 fn client_command<F, Fut>(command: F) -> ExitCode
 where
     F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = Result<(String, bool), mcpd_actors::cli_client::Failure>>,
+    Fut: std::future::Future<Output = Result<(String, bool), crate::client::Failure>>,
 {
     match actix_rt::System::new().block_on(command()) {
         Ok((out, is_error)) => {

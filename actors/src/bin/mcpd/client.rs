@@ -11,67 +11,67 @@ use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
-use crate::client::{ClientHandlers, ClientManager, ServerRecord};
-use crate::counts::ActorCounts;
+use mcpd_actors::client::{ClientHandlers, ClientManager, ServerRecord};
+use mcpd_actors::ActorCounts;
 
 /// Which server to talk to, and how.
 #[derive(Debug, Clone, Args)]
-pub struct Target {
+pub(crate) struct Target {
     /// A configuration file: one server (flat or `mcpServers` with one entry) or a
     /// desktop-host `mcpServers` file with several (then pick one with --server).
     #[arg(long)]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// The server to use from a multi-server --config file.
     #[arg(long)]
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// A header sent on every request, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "K:V")]
-    pub headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     /// Pin a protocol revision (default: negotiate).
     #[arg(long)]
-    pub protocol_version: Option<String>,
+    pub(crate) protocol_version: Option<String>,
     /// Use the 2024-11-05 HTTP+SSE transport.
     #[arg(long)]
-    pub sse: bool,
+    pub(crate) sse: bool,
     /// Connect and call time limit in seconds (5–300).
     #[arg(long, default_value_t = 30)]
-    pub timeout: u64,
+    pub(crate) timeout: u64,
     /// Print machine-readable JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `mcpd tools`.
 #[derive(Debug, Clone, Args)]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// The server's MCP endpoint URL (or use --config).
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// Where and how to connect.
     #[command(flatten)]
-    pub target: Target,
+    pub(crate) target: Target,
 }
 
 /// `mcpd call`.
 #[derive(Debug, Clone, Args)]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// `<URL> <TOOL>`, or `<TOOL>` with --config.
     #[arg(num_args = 1..=2, required = true)]
-    pub positional: Vec<String>,
+    pub(crate) positional: Vec<String>,
     /// The arguments, a JSON object.
     #[arg(long, default_value = "{}")]
-    pub args: String,
+    pub(crate) args: String,
     /// Where and how to connect.
     #[command(flatten)]
-    pub target: Target,
+    pub(crate) target: Target,
 }
 
 /// A failed command: exit code and one line.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The exit code.
-    pub code: u8,
+    pub(crate) code: u8,
     /// What went wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 fn failure(message: impl Into<String>) -> Failure {
@@ -162,7 +162,7 @@ fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
 ///
 /// # Errors
 /// A [`Failure`] with exit code 2.
-pub async fn tools(args: ToolsArgs) -> Result<String, Failure> {
+pub(crate) async fn tools(args: ToolsArgs) -> Result<String, Failure> {
     let record = record(args.url.as_deref(), &args.target)?;
     let manager = manager();
     manager.upsert(record);
@@ -185,7 +185,7 @@ pub async fn tools(args: ToolsArgs) -> Result<String, Failure> {
 ///
 /// # Errors
 /// A [`Failure`] with exit code 2.
-pub async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
+pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
     let (url, tool) = match (args.target.config.is_some(), args.positional.as_slice()) {
         (true, [tool]) => (None, tool.clone()),
         (false, [url, tool]) => (Some(url.clone()), tool.clone()),
