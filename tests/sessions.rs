@@ -387,7 +387,7 @@ async fn idle_sessions_expire_and_the_cap_is_enforced() {
     assert_eq!(full.status, 503);
     assert!(full.json()["error"]["message"].as_str().unwrap().contains("limit is 2"));
     for _ in 0..100 {
-        if server.runtime.sessions().is_empty() {
+        if server.runtime.live_sessions() == 0 {
             break;
         }
         actix_rt::time::sleep(Duration::from_millis(50)).await;

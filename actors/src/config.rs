@@ -75,7 +75,7 @@ impl TransportMode {
     }
 }
 
-/// Everything a [`crate::listener::Listener`] needs to bind and serve.
+/// Everything the HTTP listener needs to bind and serve.
 #[derive(Debug, Clone)]
 pub struct ListenerConfig {
     /// Bind address (a host name or IP literal).

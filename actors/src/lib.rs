@@ -1,32 +1,58 @@
 //! # mcpd-actors — the actix runtime of mcpd
 //!
-//! The actors, transports and lifecycles built on the pure protocol core (`mcpd`):
+//! Serves a [`mcpd::McpServer`] (the pure protocol core: catalog, routing, validation) over HTTP
+//! and stdio, and connects to remote MCP servers as a client. The public API is small:
 //!
-//! | actor | one per | module |
-//! |---|---|---|
-//! | [`supervisor::Supervisor`] | process | owns the actor counts, orders shutdown |
-//! | [`listener::Listener`] | bound HTTP endpoint | the actix-web server handle, start/stop/settings |
-//! | [`session::Session`] | streamable-HTTP session | its SSE streams, replay buffers, subscriptions, expiry |
-//! | [`tool_executor::ToolExecutor`] | connection or session | runs its requests concurrently, cancels them |
+//! | item | what it is for |
+//! |---|---|
+//! | [`Mcpd`] | the running server: `new`, `start`, `stop`, `sync_with_settings`, `status`, `close` |
+//! | [`ListenerConfig`], [`Limits`], [`SessionConfig`], [`TransportMode`] | what the HTTP endpoint binds, enforces and speaks |
+//! | [`stdio::serve`] | MCP over a byte-stream pair (stdin/stdout), for desktop hosts |
+//! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] |
+//! | [`tools`] | project-confined file tools, command tools, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) |
+//! | [`metrics`], [`ActorCounts`], [`ListenerStatus`] | what `/metrics` and `/status` report |
 //!
-//! Transports: [`http`] (one endpoint for every revision) and [`stdio`]. The library API is
-//! [`Mcpd`]; the `mcpd` binary (`src/main.rs`) is a thin CLI over it.
+//! Inside, five actor kinds exchange typed messages: a `Supervisor` per process (shutdown), a
+//! `Listener` per bound endpoint (the actix-web server), a `Session` per streamable-HTTP session
+//! (its SSE streams, replay buffers, subscriptions, expiry), a `ToolExecutor` per session or stdio
+//! connection (concurrent requests, cancellation) and a `ClientConnection` per remote server.
+//! Stateless 2026-07-28 requests create none of them. `docs/architecture.md` draws the whole.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mcpd::{Catalog, McpServer, ServerOptions};
+//! use mcpd_actors::{ListenerConfig, Mcpd};
+//!
+//! # async fn run() -> Result<(), mcpd_actors::RuntimeError> {
+//! let mut catalog = Catalog::new();
+//! mcpd::builtin::register(&mut catalog); // echo, time
+//! let server = Arc::new(McpServer::new(ServerOptions::default(), catalog));
+//! let config = ListenerConfig { port: 8791, ..ListenerConfig::default() };
+//! let runtime = Mcpd::new(server, config.clone(), Vec::new());
+//! let status = runtime.start(config).await?; // http://127.0.0.1:8791/mcp
+//! # let _ = status;
+//! runtime.close().await
+//! # }
+//! ```
+//!
+//! The `mcpd` binary (`src/bin/mcpd/`) is a thin command line over this API.
 
 pub mod client;
 pub mod config;
-pub mod counts;
-pub mod http;
-pub mod listener;
+mod counts;
+mod http;
+mod listener;
 pub mod metrics;
-pub mod runtime;
-pub mod session;
-pub mod status;
+mod runtime;
+mod session;
+mod status;
 pub mod stdio;
-pub mod supervisor;
-pub mod tool_executor;
+mod supervisor;
+mod tool_executor;
 pub mod tools;
 
 pub use config::{Limits, ListenerConfig, SessionConfig, TransportMode};
 pub use counts::{ActorCounts, ActorKind};
+pub use http::StatusExtras;
 pub use runtime::{Mcpd, RuntimeError};
 pub use status::ListenerStatus;

@@ -57,7 +57,7 @@ struct Running {
 }
 
 /// One HTTP endpoint.
-pub struct Listener {
+pub(crate) struct Listener {
     server: Arc<McpServer>,
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
@@ -78,7 +78,7 @@ impl std::fmt::Debug for Listener {
 impl Listener {
     /// A stopped listener. `base` supplies keys, limits and the settings file for
     /// `SyncWithSettings`.
-    pub fn new(
+    pub(crate) fn new(
         server: Arc<McpServer>,
         base: ListenerConfig,
         warnings: Vec<String>,
@@ -99,11 +99,6 @@ impl Listener {
             running: None,
             extras: None,
         }
-    }
-
-    /// The status cell (shared with HTTP workers).
-    pub fn status_cell(&self) -> Arc<StatusCell> {
-        self.status.clone()
     }
 
     /// Takes the running endpoint, if any; the future stops it gracefully.
@@ -202,7 +197,7 @@ fn save_settings(path: Option<&PathBuf>, settings: &ListenerSettings) -> Result<
 /// status; on success the settings file (if any) records `enabled: true`.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<ListenerStatus, StartError>")]
-pub struct StartListener {
+pub(crate) struct StartListener {
     /// What to bind and enforce.
     pub config: ListenerConfig,
 }
@@ -229,7 +224,7 @@ impl Handler<StartListener> for Listener {
 /// Stop serving. With `save_disabled`, the settings file records `enabled: false`.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<ListenerStatus, StartError>")]
-pub struct StopListener {
+pub(crate) struct StopListener {
     /// Persist that the listener should stay off.
     pub save_disabled: bool,
 }
@@ -262,7 +257,7 @@ impl Handler<StopListener> for Listener {
 /// rest of the base configuration.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<ListenerStatus, StartError>")]
-pub struct SyncWithSettings;
+pub(crate) struct SyncWithSettings;
 
 impl Handler<SyncWithSettings> for Listener {
     type Result = AtomicResponse<Self, Result<ListenerStatus, StartError>>;
@@ -290,7 +285,7 @@ impl Handler<SyncWithSettings> for Listener {
 /// Adds fields to the status JSON from the next start on.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct SetStatusExtras(pub crate::http::StatusExtras);
+pub(crate) struct SetStatusExtras(pub crate::http::StatusExtras);
 
 impl std::fmt::Debug for SetStatusExtras {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -310,7 +305,7 @@ impl Handler<SetStatusExtras> for Listener {
 /// The current status.
 #[derive(Debug, Message)]
 #[rtype(result = "ListenerStatus")]
-pub struct ListenerStatusQuery;
+pub(crate) struct ListenerStatusQuery;
 
 impl Handler<ListenerStatusQuery> for Listener {
     type Result = actix::MessageResult<ListenerStatusQuery>;
@@ -324,7 +319,7 @@ impl Handler<ListenerStatusQuery> for Listener {
 /// Stop the endpoint and the actor itself.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct StopActor;
+pub(crate) struct StopActor;
 
 impl Handler<StopActor> for Listener {
     type Result = AtomicResponse<Self, ()>;

@@ -79,9 +79,9 @@ impl Mcpd {
         self.metrics.clone()
     }
 
-    /// The live sessions.
-    pub fn sessions(&self) -> Arc<SessionRegistry> {
-        self.sessions.clone()
+    /// How many streamable-HTTP sessions are alive.
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.len()
     }
 
     /// Starts serving with `config`, stopping the running endpoint first.

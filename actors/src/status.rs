@@ -60,16 +60,16 @@ impl ListenerStatus {
 
 /// The current status behind a lock that is held only to copy it.
 #[derive(Debug)]
-pub struct StatusCell(Mutex<ListenerStatus>);
+pub(crate) struct StatusCell(Mutex<ListenerStatus>);
 
 impl StatusCell {
     /// A cell holding `status`.
-    pub fn new(status: ListenerStatus) -> Self {
+    pub(crate) fn new(status: ListenerStatus) -> Self {
         StatusCell(Mutex::new(status))
     }
 
     /// A copy of the current status.
-    pub fn snapshot(&self) -> ListenerStatus {
+    pub(crate) fn snapshot(&self) -> ListenerStatus {
         match self.0.lock() {
             Ok(guard) => guard.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
@@ -77,7 +77,7 @@ impl StatusCell {
     }
 
     /// Replaces the status.
-    pub fn set(&self, status: ListenerStatus) {
+    pub(crate) fn set(&self, status: ListenerStatus) {
         match self.0.lock() {
             Ok(mut guard) => *guard = status,
             Err(poisoned) => *poisoned.into_inner() = status,
@@ -86,6 +86,6 @@ impl StatusCell {
 }
 
 /// Milliseconds since the epoch.
-pub fn now_millis() -> u64 {
+pub(crate) fn now_millis() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }

@@ -16,7 +16,7 @@ use crate::session::{EndReason, SessionRegistry, Stop};
 
 /// The root of the actor tree.
 #[derive(Debug)]
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     counts: Arc<ActorCounts>,
     listener: Addr<Listener>,
     sessions: Arc<SessionRegistry>,
@@ -24,7 +24,7 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// A supervisor over a started listener and the session registry.
-    pub fn new(counts: Arc<ActorCounts>, listener: Addr<Listener>, sessions: Arc<SessionRegistry>) -> Self {
+    pub(crate) fn new(counts: Arc<ActorCounts>, listener: Addr<Listener>, sessions: Arc<SessionRegistry>) -> Self {
         Supervisor { counts, listener, sessions }
     }
 }
@@ -44,7 +44,7 @@ impl Actor for Supervisor {
 /// Stop everything: the listener (and its endpoint), then the supervisor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Shutdown;
+pub(crate) struct Shutdown;
 
 impl Handler<Shutdown> for Supervisor {
     type Result = AtomicResponse<Self, ()>;
@@ -71,7 +71,7 @@ impl Handler<Shutdown> for Supervisor {
 /// Live actors per kind.
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<(ActorKind, i64)>")]
-pub struct ActorCountsQuery;
+pub(crate) struct ActorCountsQuery;
 
 impl Handler<ActorCountsQuery> for Supervisor {
     type Result = actix::MessageResult<ActorCountsQuery>;

@@ -27,7 +27,7 @@ use crate::metrics::Metrics;
 /// # Errors
 /// The request's [`ProtocolError`] (`-32603` when a request other than `tools/call` runs out
 /// of time).
-pub async fn execute(
+pub(crate) async fn execute(
     server: &McpServer,
     metrics: &Metrics,
     request: Request,
@@ -42,7 +42,7 @@ pub async fn execute(
 
 /// Runs `request` on a connection's executor: `None` when it was cancelled (a cancelled request
 /// gets no answer); an executor that is gone is an internal error.
-pub fn run(
+pub(crate) fn run(
     executor: &Addr<ToolExecutor>,
     request: Request,
     scope: Scope,
@@ -55,7 +55,7 @@ pub fn run(
 
 /// Routes a client notification to the connection's executor: `notifications/cancelled`
 /// cancels the request it names; no other notification concerns the executor.
-pub fn route_notification(executor: &Addr<ToolExecutor>, notification: &Notification) {
+pub(crate) fn route_notification(executor: &Addr<ToolExecutor>, notification: &Notification) {
     if let Some(id) = cancelled_request(notification) {
         executor.do_send(Cancel { id });
     }
@@ -63,7 +63,7 @@ pub fn route_notification(executor: &Addr<ToolExecutor>, notification: &Notifica
 
 /// Runs requests for one connection.
 #[derive(Debug)]
-pub struct ToolExecutor {
+pub(crate) struct ToolExecutor {
     server: Arc<McpServer>,
     limit: Duration,
     in_flight: HashMap<RequestId, AbortHandle>,
@@ -73,7 +73,12 @@ pub struct ToolExecutor {
 
 impl ToolExecutor {
     /// An executor over `server` with a per-request time limit.
-    pub fn new(server: Arc<McpServer>, limit: Duration, counts: Arc<ActorCounts>, metrics: Arc<Metrics>) -> Self {
+    pub(crate) fn new(
+        server: Arc<McpServer>,
+        limit: Duration,
+        counts: Arc<ActorCounts>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         ToolExecutor { server, limit, in_flight: HashMap::new(), counts, metrics }
     }
 }
@@ -97,7 +102,7 @@ impl Actor for ToolExecutor {
 /// no response).
 #[derive(Debug, Message)]
 #[rtype(result = "Option<Result<Value, ProtocolError>>")]
-pub struct Execute {
+pub(crate) struct Execute {
     /// The request.
     pub request: Request,
     /// Its scope.
@@ -126,7 +131,7 @@ impl Handler<Execute> for ToolExecutor {
 /// Cancel an in-flight request (`notifications/cancelled`). Answers whether it was running.
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
-pub struct Cancel {
+pub(crate) struct Cancel {
     /// The id of the request to cancel.
     pub id: RequestId,
 }
@@ -149,7 +154,7 @@ impl Handler<Cancel> for ToolExecutor {
 /// Stop the executor, aborting whatever still runs.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct StopExecutor;
+pub(crate) struct StopExecutor;
 
 impl Handler<StopExecutor> for ToolExecutor {
     type Result = ();

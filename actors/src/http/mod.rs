@@ -18,7 +18,7 @@ mod mcp;
 mod reply;
 mod session;
 mod stateless;
-pub mod stream;
+pub(crate) mod stream;
 
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ use crate::session::SessionRegistry;
 use crate::status::StatusCell;
 
 /// What every HTTP worker shares. Built once per listener start.
-pub struct AppState {
+pub(crate) struct AppState {
     /// The protocol layer.
     pub server: Arc<McpServer>,
     /// API keys.
@@ -85,7 +85,7 @@ impl std::fmt::Debug for AppState {
 }
 
 /// The app of one HTTP worker: the routes of `state`'s transport mode, behind the guard.
-pub fn app(
+pub(crate) fn app(
     state: web::Data<AppState>,
 ) -> App<
     impl ServiceFactory<

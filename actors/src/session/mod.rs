@@ -12,10 +12,10 @@
 
 mod registry;
 mod shared;
-pub mod stream;
+pub(crate) mod stream;
 
-pub use registry::{SessionHandle, SessionRegistry};
-pub use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
+pub(crate) use registry::{SessionHandle, SessionRegistry};
+pub(crate) use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub enum EndReason {
 
 /// One session.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     shared: Arc<SessionShared>,
     executor: Addr<ToolExecutor>,
     registry: Arc<SessionRegistry>,
@@ -67,7 +67,7 @@ pub struct Session {
 
 impl Session {
     /// A session over its shared state and executor.
-    pub fn new(
+    pub(crate) fn new(
         shared: Arc<SessionShared>,
         executor: Addr<ToolExecutor>,
         registry: Arc<SessionRegistry>,
@@ -93,7 +93,7 @@ impl Session {
 
     /// Marks a 2024-11-05 HTTP+SSE session: its stream has no priming event.
     #[must_use]
-    pub fn legacy_sse(mut self, legacy: bool) -> Self {
+    pub(crate) fn legacy_sse(mut self, legacy: bool) -> Self {
         self.legacy_sse = legacy;
         self
     }
@@ -155,7 +155,7 @@ impl Actor for Session {
 /// priming event is sent to `sender` at once.
 #[derive(Debug, Message)]
 #[rtype(result = "u64")]
-pub struct OpenStream {
+pub(crate) struct OpenStream {
     /// The HTTP response body's sender.
     pub sender: UnboundedSender<Bytes>,
 }
@@ -184,7 +184,7 @@ impl Handler<OpenStream> for Session {
 /// standalone stream ([`Emit::standalone`]).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Emit {
+pub(crate) struct Emit {
     /// The stream.
     pub stream: u64,
     /// The serialized message.
@@ -195,7 +195,7 @@ pub struct Emit {
 
 impl Emit {
     /// A server-initiated message, for the standalone stream.
-    pub fn standalone(message: Vec<u8>) -> Self {
+    pub(crate) fn standalone(message: Vec<u8>) -> Self {
         Emit { stream: STANDALONE, message, last: false }
     }
 }
@@ -211,7 +211,7 @@ impl Handler<Emit> for Session {
 
 /// Why a `GET` could not attach.
 #[derive(Debug, Clone, PartialEq, Eq, derive_more::Display)]
-pub enum ResumeError {
+pub(crate) enum ResumeError {
     /// Another connection holds the standalone stream.
     #[display("the session already has an open standalone stream")]
     Conflict,
@@ -224,7 +224,7 @@ pub enum ResumeError {
 /// open the standalone stream.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), ResumeError>")]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The `Last-Event-ID` header.
     pub last_event_id: Option<String>,
     /// The HTTP response body's sender.
@@ -266,7 +266,7 @@ impl Handler<Resume> for Session {
 /// Close a stream's connection without ending the stream (the client resumes it later).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct DetachStream {
+pub(crate) struct DetachStream {
     /// The stream.
     pub stream: u64,
 }
@@ -285,7 +285,7 @@ impl Handler<DetachStream> for Session {
 /// `resources/subscribe` or `resources/unsubscribe`.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct ChangeSubscription(pub Subscription);
+pub(crate) struct ChangeSubscription(pub Subscription);
 
 impl Handler<ChangeSubscription> for Session {
     type Result = ();
@@ -300,7 +300,7 @@ impl Handler<ChangeSubscription> for Session {
 /// wants to (list changes always, resource updates when subscribed).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct CatalogChanged(pub CatalogEvent);
+pub(crate) struct CatalogChanged(pub CatalogEvent);
 
 impl Handler<CatalogChanged> for Session {
     type Result = ();
@@ -317,7 +317,7 @@ impl Handler<CatalogChanged> for Session {
 /// End the session.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Stop {
+pub(crate) struct Stop {
     /// Why.
     pub reason: EndReason,
 }

@@ -12,7 +12,7 @@ use crate::tool_executor::ToolExecutor;
 
 /// What a request handler needs of a session.
 #[derive(Debug, Clone)]
-pub struct SessionHandle {
+pub(crate) struct SessionHandle {
     /// The session actor.
     pub session: Addr<Session>,
     /// The session's executor.
@@ -23,54 +23,49 @@ pub struct SessionHandle {
 
 /// Live sessions by id, with a cap.
 #[derive(Debug)]
-pub struct SessionRegistry {
+pub(crate) struct SessionRegistry {
     sessions: DashMap<Arc<str>, SessionHandle>,
     max: usize,
 }
 
 impl SessionRegistry {
     /// An empty registry admitting at most `max` sessions.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         SessionRegistry { sessions: DashMap::new(), max }
     }
 
     /// The session with this id (a clone of its handle; no lock is held afterwards).
-    pub fn get(&self, id: &str) -> Option<SessionHandle> {
+    pub(crate) fn get(&self, id: &str) -> Option<SessionHandle> {
         self.sessions.get(id).map(|e| e.value().clone())
     }
 
     /// Whether another session may open.
-    pub fn has_room(&self) -> bool {
+    pub(crate) fn has_room(&self) -> bool {
         self.sessions.len() < self.max
     }
 
     /// The cap.
-    pub fn max(&self) -> usize {
+    pub(crate) fn max(&self) -> usize {
         self.max
     }
 
     /// Number of live sessions.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.sessions.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
-    }
-
     /// Registers a session.
-    pub fn insert(&self, handle: SessionHandle) {
+    pub(crate) fn insert(&self, handle: SessionHandle) {
         self.sessions.insert(handle.shared.id().as_arc(), handle);
     }
 
     /// Removes a session.
-    pub fn remove(&self, id: &SessionId) {
+    pub(crate) fn remove(&self, id: &SessionId) {
         self.sessions.remove(id.as_str());
     }
 
     /// Every live session's handle.
-    pub fn handles(&self) -> Vec<SessionHandle> {
+    pub(crate) fn handles(&self) -> Vec<SessionHandle> {
         self.sessions.iter().map(|e| e.value().clone()).collect()
     }
 }

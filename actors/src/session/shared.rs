@@ -20,14 +20,14 @@ use crate::status::now_millis;
 
 /// A session id: 128 random bits as hex (visible ASCII, unguessable).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, derive_more::Display)]
-pub struct SessionId(Arc<str>);
+pub(crate) struct SessionId(Arc<str>);
 
 impl SessionId {
     /// A fresh random id.
     ///
     /// # Errors
     /// When the operating system has no randomness to give.
-    pub fn random() -> Result<SessionId, getrandom::Error> {
+    pub(crate) fn random() -> Result<SessionId, getrandom::Error> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes)?;
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -35,12 +35,12 @@ impl SessionId {
     }
 
     /// The id as text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// The shared text.
-    pub fn as_arc(&self) -> Arc<str> {
+    pub(crate) fn as_arc(&self) -> Arc<str> {
         self.0.clone()
     }
 }
@@ -53,7 +53,7 @@ impl std::borrow::Borrow<str> for SessionId {
 
 /// What the handshake agreed on.
 #[derive(Debug, Clone)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// The revision.
     pub version: ProtocolVersion,
     /// The client's capabilities.
@@ -63,7 +63,7 @@ pub struct Negotiated {
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
 
 /// Session state shared by the actor and the request handlers.
-pub struct SessionShared {
+pub(crate) struct SessionShared {
     id: SessionId,
     negotiated: Mutex<Option<Negotiated>>,
     log_level: Mutex<Option<LogLevel>>,
@@ -85,7 +85,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl SessionShared {
     /// New state for a session; `negotiated` is `None` until `initialize` (legacy HTTP+SSE).
-    pub fn new(id: SessionId, negotiated: Option<Negotiated>) -> Self {
+    pub(crate) fn new(id: SessionId, negotiated: Option<Negotiated>) -> Self {
         SessionShared {
             id,
             negotiated: Mutex::new(negotiated),
@@ -98,37 +98,37 @@ impl SessionShared {
     }
 
     /// The id.
-    pub fn id(&self) -> &SessionId {
+    pub(crate) fn id(&self) -> &SessionId {
         &self.id
     }
 
     /// What the handshake agreed on, if it happened.
-    pub fn negotiated(&self) -> Option<Negotiated> {
+    pub(crate) fn negotiated(&self) -> Option<Negotiated> {
         lock(&self.negotiated).clone()
     }
 
     /// Records the handshake.
-    pub fn set_negotiated(&self, negotiated: Negotiated) {
+    pub(crate) fn set_negotiated(&self, negotiated: Negotiated) {
         *lock(&self.negotiated) = Some(negotiated);
     }
 
     /// The log level the client set.
-    pub fn log_level(&self) -> Option<LogLevel> {
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
         *lock(&self.log_level)
     }
 
     /// Sets the log level (`logging/setLevel`).
-    pub fn set_log_level(&self, level: LogLevel) {
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
         *lock(&self.log_level) = Some(level);
     }
 
     /// Marks activity now.
-    pub fn touch(&self) {
+    pub(crate) fn touch(&self) {
         self.last_active.store(now_millis(), Ordering::Relaxed);
     }
 
     /// Milliseconds since the last activity, or 0 while work is in progress.
-    pub fn idle_for(&self) -> u64 {
+    pub(crate) fn idle_for(&self) -> u64 {
         if self.busy.load(Ordering::Relaxed) > 0 {
             return 0;
         }
@@ -136,14 +136,14 @@ impl SessionShared {
     }
 
     /// Marks a request or stream as in progress until the guard drops.
-    pub fn busy(self: &Arc<Self>) -> BusyGuard {
+    pub(crate) fn busy(self: &Arc<Self>) -> BusyGuard {
         self.busy.fetch_add(1, Ordering::Relaxed);
         self.touch();
         BusyGuard(self.clone())
     }
 
     /// Registers a server-to-client request and returns its id and the receiver of its answer.
-    pub fn register_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
+    pub(crate) fn register_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
         let id = RequestId::Number(self.next_request.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);
@@ -151,7 +151,7 @@ impl SessionShared {
     }
 
     /// Delivers the client's answer; false when no such request is pending.
-    pub fn resolve(&self, id: &RequestId, outcome: Result<Value, ErrorObject>) -> bool {
+    pub(crate) fn resolve(&self, id: &RequestId, outcome: Result<Value, ErrorObject>) -> bool {
         match lock(&self.pending).remove(id) {
             Some(tx) => tx.send(outcome).is_ok(),
             None => false,
@@ -159,12 +159,12 @@ impl SessionShared {
     }
 
     /// Forgets a request (timed out).
-    pub fn forget(&self, id: &RequestId) {
+    pub(crate) fn forget(&self, id: &RequestId) {
         lock(&self.pending).remove(id);
     }
 
     /// Fails every pending request (the session ends).
-    pub fn fail_pending(&self, reason: &str) {
+    pub(crate) fn fail_pending(&self, reason: &str) {
         for (_, tx) in lock(&self.pending).drain() {
             let _ = tx.send(Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, reason.to_owned())));
         }
@@ -173,7 +173,7 @@ impl SessionShared {
 
 /// Keeps a session from expiring while a request runs or a stream is open.
 #[derive(Debug)]
-pub struct BusyGuard(Arc<SessionShared>);
+pub(crate) struct BusyGuard(Arc<SessionShared>);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -184,7 +184,7 @@ impl Drop for BusyGuard {
 
 /// Where a request's notifications and server-to-client requests go.
 #[derive(Debug)]
-pub enum PeerSink {
+pub(crate) enum PeerSink {
     /// The request's own stream (its POST response), plus a trigger that closes that stream's
     /// connection early (SSE polling: the client resumes with `GET` + `Last-Event-ID`).
     Request {
@@ -211,7 +211,7 @@ impl PeerSink {
 
 /// The way back to the client for one request of a session: notifications and requests go to
 /// the request's own stream (its SSE response), answers come back through [`SessionShared`].
-pub struct RequestPeer {
+pub(crate) struct RequestPeer {
     out: PeerSink,
     shared: Arc<SessionShared>,
     request_timeout: Duration,
@@ -225,7 +225,7 @@ impl fmt::Debug for RequestPeer {
 
 impl RequestPeer {
     /// A peer writing to `out`.
-    pub fn new(out: PeerSink, shared: Arc<SessionShared>, request_timeout: Duration) -> Self {
+    pub(crate) fn new(out: PeerSink, shared: Arc<SessionShared>, request_timeout: Duration) -> Self {
         RequestPeer { out, shared, request_timeout }
     }
 }

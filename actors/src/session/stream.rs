@@ -15,21 +15,21 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::http::stream::sse;
 
 /// How many events a stream keeps for replay.
-pub const REPLAY_CAPACITY: usize = 256;
+pub(crate) const REPLAY_CAPACITY: usize = 256;
 /// The reconnection delay the priming event asks clients to wait.
-pub const RETRY: Duration = Duration::from_millis(3000);
+pub(crate) const RETRY: Duration = Duration::from_millis(3000);
 /// The standalone stream of a session.
-pub const STANDALONE: u64 = 0;
+pub(crate) const STANDALONE: u64 = 0;
 
 /// Parses `<stream>:<seq>`.
-pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.trim().split_once(':')?;
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
 /// One stream's state.
 #[derive(Debug, Default)]
-pub struct Stream {
+pub(crate) struct Stream {
     next_seq: u64,
     buffer: VecDeque<(u64, Bytes)>,
     attached: Option<UnboundedSender<Bytes>>,
@@ -38,12 +38,12 @@ pub struct Stream {
 
 impl Stream {
     /// Whether the stream has sent its last event.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.finished
     }
 
     /// Whether a live connection is attached.
-    pub fn attached(&self) -> bool {
+    pub(crate) fn attached(&self) -> bool {
         self.attached.as_ref().is_some_and(|s| !s.is_closed())
     }
 
@@ -55,7 +55,7 @@ impl Stream {
 
     /// Attaches a connection, first sending the priming event when `prime` (the 2024-11-05
     /// transport has none: its clients would read the empty event as a message).
-    pub fn attach(&mut self, stream: u64, sender: UnboundedSender<Bytes>, prime: bool) {
+    pub(crate) fn attach(&mut self, stream: u64, sender: UnboundedSender<Bytes>, prime: bool) {
         if prime {
             let _ = sender.send(sse::priming(&format!("{stream}:{}", self.next_seq), RETRY));
         }
@@ -64,7 +64,7 @@ impl Stream {
 
     /// Attaches a connection that resumes after event `after`: replays what it missed.
     /// Answers false when events it missed are no longer buffered.
-    pub fn resume(&mut self, stream: u64, after: u64, sender: UnboundedSender<Bytes>) -> bool {
+    pub(crate) fn resume(&mut self, stream: u64, after: u64, sender: UnboundedSender<Bytes>) -> bool {
         let oldest = self.buffer.front().map_or(self.next_seq + 1, |(seq, _)| *seq);
         if after + 1 < oldest && after < self.next_seq {
             return false;
@@ -85,7 +85,7 @@ impl Stream {
 
     /// Sends one JSON-RPC message as an event; `last` finishes the stream (and closes the
     /// connection after it).
-    pub fn emit(&mut self, stream: u64, json: &[u8], last: bool) {
+    pub(crate) fn emit(&mut self, stream: u64, json: &[u8], last: bool) {
         let (seq, id) = self.next_id(stream);
         let event = sse::message(Some(&id), json);
         let delivered = match &self.attached {
@@ -111,7 +111,7 @@ impl Stream {
     }
 
     /// Sends a keep-alive comment if attached; drops a connection that is gone.
-    pub fn ping(&mut self) {
+    pub(crate) fn ping(&mut self) {
         if let Some(sender) = &self.attached {
             if sender.send(sse::keep_alive()).is_err() {
                 self.attached = None;
@@ -120,12 +120,12 @@ impl Stream {
     }
 
     /// Closes the attached connection, keeping the buffer for resumption.
-    pub fn detach(&mut self) {
+    pub(crate) fn detach(&mut self) {
         self.attached = None;
     }
 
     /// Whether nothing is left to deliver or resume.
-    pub fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.finished && self.buffer.is_empty()
     }
 }

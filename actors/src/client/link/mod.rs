@@ -5,7 +5,7 @@
 //!
 //! # Layout
 //!
-//! - `wire`: [`Wire`](wire::Wire), the transport negotiated (or being negotiated), each variant
+//! - `wire`: [`Wire`], the transport negotiated (or being negotiated), each variant
 //!   owning the state only that wire has, and closing the link;
 //! - `negotiate`: connecting — `server/discover`, `initialize`, the fallback to HTTP+SSE, the
 //!   session's standalone GET stream, starting (and restarting) a stdio child;

@@ -13,7 +13,7 @@
 //!
 //! The SSE framing of every event is in [`sse`].
 
-pub mod sse;
+pub(crate) mod sse;
 
 use std::future::Future;
 

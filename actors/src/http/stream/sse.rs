@@ -15,11 +15,11 @@ use tokio::sync::mpsc::UnboundedReceiver;
 /// The SSE media type.
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
 /// How often an open stream with nothing to say sends a keep-alive comment.
-pub const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
+pub(crate) const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
 
 /// One `message` event carrying a JSON-RPC message; with an `id` when the stream can be
 /// resumed from it.
-pub fn message(id: Option<&str>, json: &[u8]) -> Bytes {
+pub(crate) fn message(id: Option<&str>, json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + id.map_or(0, str::len) + 32);
     if let Some(id) = id {
         out.extend_from_slice(b"id: ");
@@ -33,17 +33,17 @@ pub fn message(id: Option<&str>, json: &[u8]) -> Bytes {
 }
 
 /// The priming event: an id (to resume from) and the retry delay, with empty data.
-pub fn priming(id: &str, retry: Duration) -> Bytes {
+pub(crate) fn priming(id: &str, retry: Duration) -> Bytes {
     Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
 }
 
 /// The 2024-11-05 `endpoint` event: where the client POSTs its messages.
-pub fn endpoint(url: &str) -> Bytes {
+pub(crate) fn endpoint(url: &str) -> Bytes {
     Bytes::from(format!("event: endpoint\ndata: {url}\n\n"))
 }
 
 /// A keep-alive comment, so that idle streams survive proxies and client timeouts.
-pub fn keep_alive() -> Bytes {
+pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
 }
 
