@@ -6,13 +6,11 @@
 //! and every test is bounded in time. Commands that outlive their time limit are killed by the
 //! tool itself, which the tests check.
 
-mod common;
-
 use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::server::*;
 use mcpd::{Catalog, ServerOptions};
 use mcpd_actors::tools::commands::{self, load_declared, CommandOptions, DeclaredTool};
 use mcpd_actors::tools::paths::ProjectRoot;

@@ -2,26 +2,16 @@
 //! `scripts/setup-python.sh` provisions (the official MCP SDK, mcp==2.3.0, and the reference
 //! Prometheus/OpenMetrics parser, prometheus-client). When Python cannot be provisioned the tests
 //! fail, unless `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
-//!
-//! Include with `#[path = "support/python.rs"] mod python_env;`.
-
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
+use super::workspace_root;
+
 /// The Python statement that checks for the MCP SDK.
 pub(crate) const MCP_SDK: &str = "import mcp, mcp.client";
-/// The Python statement that checks for the MCP SDK and both prometheus-client parsers.
-pub(crate) const MCP_SDK_AND_PROMETHEUS: &str =
-    "import mcp, mcp.client, prometheus_client.parser, prometheus_client.openmetrics.parser";
-
-/// The repository root (the root package's manifest directory).
-pub(crate) fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -40,8 +30,8 @@ fn interpreter() -> Result<PathBuf, String> {
 
 fn setup_venv() -> Result<PathBuf, String> {
     let output = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-python.sh"))
-        .current_dir(repo_root())
+        .arg(workspace_root().join("scripts/setup-python.sh"))
+        .current_dir(workspace_root())
         .output()
         .map_err(|e| format!("cannot run scripts/setup-python.sh: {e}"))?;
     if !output.status.success() {

@@ -1,8 +1,6 @@
 //! Status JSON, API keys and the Origin / Host checks that guard every route.
 
-mod common;
-
-use common::*;
+use crate::support::server::*;
 use mcpd::auth::{KeySet, OriginPolicy};
 use serde_json::json;
 

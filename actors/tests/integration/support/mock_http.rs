@@ -6,10 +6,6 @@
 //!
 //! Everything is bounded: the server stops when dropped (its threads notice within ~10 ms), and
 //! no thread outlives [`MAX_LIFETIME`] even if the drop never comes.
-//!
-//! Include with `#[path = "support/mock_http.rs"] mod mock_http;`.
-
-#![allow(dead_code)]
 
 use std::io::{ErrorKind, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -33,6 +29,7 @@ pub(crate) struct Recorded {
     /// Its position among all requests of the server (0-based).
     pub(crate) index: usize,
     pub(crate) method: String,
+    #[expect(dead_code, reason = "no test asserts on it; it shows in the requests' Debug output")]
     pub(crate) path: String,
     /// Header names lower-cased, in order.
     pub(crate) headers: Vec<(String, String)>,

@@ -1,9 +1,7 @@
 //! Tools, prompts and resources through the endpoint: deterministic paginated lists, tool
 //! failures as `isError` results, and the not-found error of each era.
 
-mod common;
-
-use common::*;
+use crate::support::server::*;
 use mcpd::model::{
     CallToolResult, ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Tool,

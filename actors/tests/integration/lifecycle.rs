@@ -1,12 +1,10 @@
 //! The listener lifecycle as a library API (start, stop, sync_with_settings, status, close),
 //! live actor counts, and concurrency through the `ToolExecutor`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::support::server::*;
 use mcpd::config::ListenerSettings;
 use mcpd_actors::{ActorKind, ListenerConfig, Mcpd};
 use serde_json::{json, Value};

@@ -4,18 +4,13 @@
 //! Python SDK driving `mcpd --servers` whose remotes are the npm server-everything over stdio and
 //! another mcpd over HTTP.
 
-mod common;
-#[path = "support/interop_servers.rs"]
-mod interop_servers;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/python.rs"]
-mod python;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::support::interop_servers;
+use crate::support::process;
+use crate::support::python;
+use crate::support::server::*;
 use mcpd::catalog::LiveCatalog;
 use mcpd::client::config::ConfigDocument;
 use mcpd::config::ToolFilter;
@@ -154,7 +149,7 @@ fn python_client_uses_two_remotes_through_mcpd() {
     }
     assert!(status["remotes"].as_array().unwrap().iter().all(|s| s["up"] == true), "{status}");
     let mut cmd = std::process::Command::new(python);
-    cmd.arg(python::repo_root().join("tests/interop/py_gateway_client.py"))
+    cmd.arg(crate::support::interop_script("py_gateway_client.py"))
         .arg(gateway.url())
         .arg(r#"everything__echo={"message":"hi everything"}"#)
         .arg(r#"local__echo={"text":"hi local"}"#)

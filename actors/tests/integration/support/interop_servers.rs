@@ -2,19 +2,15 @@
 //!
 //! * the npm reference server `@modelcontextprotocol/server-everything` (pinned; installed by
 //!   `scripts/setup-node.sh` into `${MCPD_CACHE:-<repo>/.cache}/server-everything`) in Streamable
-//!   HTTP mode, started as `PORT=0 node --require tests/interop/loopback_listen.cjs <entry>
+//!   HTTP mode, started as `PORT=0 node --require actors/tests/interop/loopback_listen.cjs <entry>
 //!   streamableHttp` so that it binds 127.0.0.1 only and prints its real port;
-//! * any script that prints `LISTENING <url>` (e.g. `tests/interop/fastmcp_server.py`).
+//! * any script that prints `LISTENING <url>` (e.g. `actors/tests/interop/fastmcp_server.py`).
 //!
 //! Both kinds print one `REQUEST {json}` line per HTTP request they receive (method, path and
 //! the MCP headers), which the tests read to see the wire the client chose.
 //!
 //! Node is `MCPD_TEST_NODE` when set, else `node` on PATH. When the server cannot be provisioned
 //! the tests fail, unless `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
-//!
-//! Include with `#[path = "support/interop_servers.rs"] mod interop_servers;`.
-
-#![allow(dead_code)]
 
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -25,17 +21,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::{interop_script, workspace_root};
+
 /// How long a server may take to print its `LISTENING` line.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// The line prefix a server prints once it is bound.
 const LISTENING: &str = "LISTENING ";
 /// The line prefix of a logged request.
 const REQUEST: &str = "REQUEST ";
-
-/// The repository root.
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -52,9 +45,9 @@ fn setup_everything() -> Result<PathBuf, String> {
     ENTRY
         .get_or_init(|| {
             let output = Command::new("bash")
-                .arg(repo_root().join("scripts/setup-node.sh"))
+                .arg(workspace_root().join("scripts/setup-node.sh"))
                 .env("NODE", node())
-                .current_dir(repo_root())
+                .current_dir(workspace_root())
                 .stdin(Stdio::null())
                 .output()
                 .map_err(|e| format!("cannot run scripts/setup-node.sh: {e}"))?;
@@ -93,12 +86,12 @@ pub(crate) fn spawn_everything() -> Option<ScriptServer> {
     let entry = everything_entry()?;
     let mut cmd = Command::new(node());
     cmd.arg("--require")
-        .arg(repo_root().join("tests/interop/loopback_listen.cjs"))
+        .arg(interop_script("loopback_listen.cjs"))
         .arg(entry)
         .arg("streamableHttp")
         .env("PORT", "0")
         .env_remove("NODE_OPTIONS")
-        .current_dir(repo_root());
+        .current_dir(workspace_root());
     Some(ScriptServer::spawn(cmd, "server-everything"))
 }
 

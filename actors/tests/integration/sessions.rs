@@ -2,13 +2,11 @@
 //! logs, server-to-client requests, cancellation, subscriptions, list_changed, resumption with
 //! `Last-Event-ID`, the 2024-11-05 HTTP+SSE transport, and no leaked session actors.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sse::{open, Event, Response, SseReader};
-use common::*;
+use crate::support::server::*;
+use crate::support::sse::{open, Event, Response, SseReader};
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};

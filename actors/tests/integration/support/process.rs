@@ -2,10 +2,6 @@
 //! `examples/everything.rs`) as a child process: locating (and if needed building) the binary,
 //! an HTTP child that is killed on drop, bounded short-lived runs, and a tiny blocking HTTP/1.1
 //! client over `std::net::TcpStream`.
-//!
-//! Include with `#[path = "support/process.rs"] mod process;`.
-
-#![allow(dead_code)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -25,12 +21,10 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The line the binary prints on stderr once the HTTP endpoint is bound.
 const LISTENING: &str = "mcpd: listening on http://";
 
-/// The path of `target/<profile>/mcpd`, next to this test executable. The binary belongs to
-/// another workspace member, so `cargo test` does not build it: the first call in a test process
-/// runs `cargo build -p mcpd-actors --bin mcpd` (a no-op when it is up to date).
+/// The `mcpd` binary. It belongs to this test crate's package, so Cargo builds it before the
+/// tests, with the same features, and names it in `CARGO_BIN_EXE_mcpd`.
 pub(crate) fn mcpd_binary() -> PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| built_artifact(&["-p", "mcpd-actors", "--bin", "mcpd"], Path::new("mcpd"))).clone()
+    PathBuf::from(env!("CARGO_BIN_EXE_mcpd"))
 }
 
 /// The path of `target/<profile>/examples/everything`, the conformance fixture

@@ -1,13 +1,12 @@
 //! The client runtime against real servers over real sockets: mcpd's own endpoint on each wire
 //! (stateless 2026-07-28, a streamable session, the 2024-11-05 HTTP+SSE transport).
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::process;
+use crate::support::server::*;
 use actix::Actor as _;
-use common::*;
 use mcpd::model::Implementation;
 use mcpd::version::ProtocolVersion;
 use mcpd::ServerOptions;
@@ -131,9 +130,6 @@ async fn dropped_calls_are_cancelled_on_the_server() {
     }
     manager.close().await;
 }
-
-#[path = "support/process.rs"]
-mod process;
 
 /// A stdio server (mcpd itself as a child process): listed, called, and started again on the
 /// next call after it exits (here `timeout 2` ends it after two seconds).

@@ -3,13 +3,11 @@
 //! `Mcp-Param-*` header rules, progress and logs on the request's own stream, and
 //! `subscriptions/listen`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sse::{open, SseReader};
-use common::*;
+use crate::support::server::*;
+use crate::support::sse::{open, SseReader};
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};

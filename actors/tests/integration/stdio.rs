@@ -2,13 +2,10 @@
 //! JSON-RPC on stdin/stdout, only MCP on stdout, logs on stderr, every request answered before
 //! the process exits at end of input.
 
-#[path = "support/process.rs"]
-mod process;
-
 use std::collections::HashMap;
 use std::process::Output;
 
-use process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
+use crate::support::process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
 use serde_json::{json, Value};
 
 /// Runs `mcpd <args>` over stdio with `input` as stdin; asserts exit 0.

@@ -1,5 +1,5 @@
 //! The client runtime (`ClientManager`) against scripted, misbehaving servers
-//! (`tests/support/mock_http.rs`: a `std::net::TcpListener` on 127.0.0.1:0 in plain threads).
+//! (`support/mock_http.rs`: a `std::net::TcpListener` on 127.0.0.1:0 in plain threads).
 //! Every fault must end in a clear `Err` within the client's time limit (5 s, the minimum),
 //! never a hang; each test is also bounded by an outer `actix_rt::time::timeout`, so a hang
 //! fails the test instead of blocking the run.
@@ -11,19 +11,16 @@
 //! Silent servers are reported as `ClientError::Timeout` within the limit, and a timed-out
 //! session request is cancelled with `notifications/cancelled` without stretching the wait.
 
-#[path = "support/mock_http.rs"]
-mod mock_http;
-
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::mock_http::{MockServer, Recorded, Reply};
 use mcpd::client::config::ConfigDocument;
 use mcpd::model::Implementation;
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
-use mock_http::{MockServer, Recorded, Reply};
 use serde_json::{json, Map, Value};
 
 /// The client's time limit in these tests (the minimum it allows).

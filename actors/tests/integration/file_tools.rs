@@ -5,14 +5,12 @@
 
 #![cfg(unix)]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::support::server::*;
 use mcpd::{Catalog, ServerOptions};
 use mcpd_actors::tools::files::{register, FileToolOptions};
 use mcpd_actors::tools::paths::ProjectRoot;
