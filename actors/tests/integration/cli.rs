@@ -6,8 +6,9 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::process::{http, json_lines, mcpd_command, ndjson, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 use serde_json::{json, Value};
+
+use crate::support::process::{http, json_lines, mcpd_command, ndjson, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 
 /// Runs `mcpd <args>` with empty stdin.
 fn run(args: &[&str]) -> Output {

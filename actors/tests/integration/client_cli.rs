@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use serde_json::{json, Value};
+
 use crate::support::process;
 use crate::support::process::{mcpd_command, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
-use serde_json::{json, Value};
 
 /// Runs `mcpd <args>` (the client commands' default logging: errors only).
 fn mcpd(args: &[&str]) -> Output {

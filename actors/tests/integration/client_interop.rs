@@ -23,14 +23,15 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::interop_servers::{spawn_everything, ScriptServer};
-use crate::support::python::{python_with, MCP_SDK};
-use crate::support::{interop_script, workspace_root};
 use mcpd::client::config::ConfigDocument;
 use mcpd::model::Implementation;
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
 use serde_json::{json, Map, Value};
+
+use crate::support::interop_servers::{spawn_everything, ScriptServer};
+use crate::support::python::{python_with, MCP_SDK};
+use crate::support::{interop_script, workspace_root};
 
 /// The bound of a whole test: a hang fails the test instead of blocking the run.
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);

@@ -10,12 +10,13 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::support::server::*;
 use mcpd::{Catalog, ServerOptions};
 use mcpd_actors::tools::files::{register, FileToolOptions};
 use mcpd_actors::tools::paths::ProjectRoot;
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+use crate::support::server::*;
 
 const SECRET: &str = "TOP-SECRET-OUTSIDE-CONTENT";
 

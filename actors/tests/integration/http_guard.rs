@@ -1,8 +1,9 @@
 //! Status JSON, API keys and the Origin / Host checks that guard every route.
 
-use crate::support::server::*;
 use mcpd::auth::{KeySet, OriginPolicy};
 use serde_json::json;
+
+use crate::support::server::*;
 
 /// `GET /` and `GET /status` return the status JSON.
 #[actix_rt::test]

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::support::interop_script;
 use crate::support::process;
 use crate::support::process::{mcpd_binary, run_with_timeout, text, HttpChild};
 use crate::support::python;
-use serde_json::Value;
 
 /// The deadline of one Python client run.
 const PYTHON_TIMEOUT: Duration = Duration::from_secs(60);

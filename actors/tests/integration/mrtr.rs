@@ -6,8 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::server::*;
-use crate::support::sse::{open, SseReader};
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};
@@ -15,6 +13,9 @@ use mcpd::mrtr::InputRequired;
 use mcpd::{Catalog, ServerOptions, ToolContext};
 use mcpd_actors::TransportMode;
 use serde_json::{json, Map, Value};
+
+use crate::support::server::*;
+use crate::support::sse::{open, SseReader};
 
 fn mrtr_catalog() -> Catalog {
     let mut c = test_catalog();

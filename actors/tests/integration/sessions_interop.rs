@@ -13,13 +13,15 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use serde_json::{json, Value};
+
+use crate::support::eventually::eventually_blocking;
 use crate::support::interop_script;
 use crate::support::process;
 use crate::support::process::{header_value, http, run_with_timeout, text, HttpChild};
 use crate::support::python::{python_with, MCP_SDK};
-use serde_json::{json, Value};
 
 /// The deadline of one Python run (the session client has its own 60 s timeout).
 const PYTHON_TIMEOUT: Duration = Duration::from_secs(90);
@@ -125,12 +127,14 @@ fn python_sdk_session_progress_elicitation_and_delete() {
 
     // The session is gone from /metrics (give the gauges a moment to settle).
     let live = |body: &str| (sample(body, "mcpd_sessions_live"), sample(body, r#"mcpd_actors_live{kind="session"}"#));
-    let deadline = Instant::now() + METRICS_SETTLE;
-    let mut body = metrics(&server);
-    while live(&body) != (Some(0.0), Some(0.0)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        body = metrics(&server);
-    }
+    let body = eventually_blocking("no session is live in /metrics", METRICS_SETTLE, || {
+        let body = metrics(&server);
+        if live(&body) == (Some(0.0), Some(0.0)) {
+            Ok(body)
+        } else {
+            Err(body)
+        }
+    });
     assert_eq!(live(&body), (Some(0.0), Some(0.0)), "no session may stay live:\n{body}");
     let opened = sample(&body, "mcpd_sessions_opened_total").unwrap_or_else(|| panic!("no sessions opened:\n{body}"));
     assert!(opened >= 1.0, "sessions opened {opened}:\n{body}");

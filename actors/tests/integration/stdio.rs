@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::process::Output;
 
-use crate::support::process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
 use serde_json::{json, Value};
+
+use crate::support::process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
 
 /// Runs `mcpd <args>` over stdio with `input` as stdin; asserts exit 0.
 fn session_raw(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {

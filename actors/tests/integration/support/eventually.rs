@@ -53,7 +53,10 @@ impl<T, E: Display> Check for Result<T, E> {
 
 /// Checks until `check` is done or `within` has passed, without blocking the actix runtime:
 /// the value, or what the last check saw.
-pub(crate) async fn poll_until<C: Check>(within: Duration, mut check: impl AsyncFnMut() -> C) -> Result<C::Value, String> {
+pub(crate) async fn poll_until<C: Check>(
+    within: Duration,
+    mut check: impl AsyncFnMut() -> C,
+) -> Result<C::Value, String> {
     let deadline = Instant::now() + within;
     loop {
         match check().await.done() {
@@ -71,7 +74,10 @@ pub(crate) async fn eventually<C: Check>(what: &str, within: Duration, check: im
 }
 
 /// [`poll_until`] for tests outside an async runtime (the thread sleeps between checks).
-pub(crate) fn poll_until_blocking<C: Check>(within: Duration, mut check: impl FnMut() -> C) -> Result<C::Value, String> {
+pub(crate) fn poll_until_blocking<C: Check>(
+    within: Duration,
+    mut check: impl FnMut() -> C,
+) -> Result<C::Value, String> {
     let deadline = Instant::now() + within;
     loop {
         match check().done() {

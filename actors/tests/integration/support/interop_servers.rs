@@ -15,12 +15,14 @@
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
+use super::eventually::poll_until;
+use super::process::await_announcement;
 use super::{interop_script, workspace_root};
 
 /// How long a server may take to print its `LISTENING` line.
@@ -127,29 +129,9 @@ impl ScriptServer {
         let (tx, rx) = channel::<String>();
         read_lines(child.stdout.take().expect("stdout"), lines.clone(), tx.clone());
         read_lines(child.stderr.take().expect("stderr"), lines.clone(), tx);
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let url = loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(url) => break url,
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        std::thread::sleep(Duration::from_millis(100));
-                        panic!(
-                            "{what} exited ({status}) before listening; output:\n{}",
-                            lines.lock().unwrap().join("\n")
-                        );
-                    }
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "{what} did not print `{LISTENING}<url>` within {STARTUP_TIMEOUT:?}; output:\n{}",
-                        lines.lock().unwrap().join("\n")
-                    );
-                }
-            }
-        };
+        let url = await_announcement(&mut child, &rx, STARTUP_TIMEOUT, what, || {
+            lines.lock().unwrap_or_else(|p| p.into_inner()).join("\n")
+        });
         assert!(url.starts_with("http://127.0.0.1:"), "{what} must listen on 127.0.0.1 only, got {url}");
         ScriptServer { child, what: what.to_owned(), url, lines }
     }
@@ -181,16 +163,7 @@ impl ScriptServer {
     /// Waits (at most `timeout`, without blocking the actix runtime) until `done(requests)`
     /// holds; whether it did. The log lines arrive through a pipe, a little after the requests.
     pub(crate) async fn wait_for_requests(&self, timeout: Duration, done: impl Fn(&[Value]) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if done(&self.requests()) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        poll_until(timeout, async || done(&self.requests())).await.is_ok()
     }
 }
 

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::eventually::poll_until;
+
 /// The longest any thread of a mock server lives.
 pub(crate) const MAX_LIFETIME: Duration = Duration::from_secs(90);
 /// Largest request head or body accepted.
@@ -198,16 +200,7 @@ impl MockServer {
     /// Waits (at most `timeout`, without blocking the actix runtime) until `done(requests)`
     /// holds; whether it did.
     pub(crate) async fn wait_for(&self, timeout: Duration, done: impl Fn(&[Recorded]) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if done(&self.requests()) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            actix_rt::time::sleep(POLL).await;
-        }
+        poll_until(timeout, async || done(&self.requests())).await.is_ok()
     }
 }
 

@@ -1,6 +1,8 @@
 //! What the test modules share: servers and clients to test against, child processes and the
 //! interop peers, and bounded waiting.
 
+pub(crate) mod arrivals;
+pub(crate) mod eventually;
 pub(crate) mod interop_servers;
 pub(crate) mod mock_http;
 pub(crate) mod process;

@@ -1,16 +1,19 @@
 //! Helpers for tests that drive the real `mcpd` binary (or the `everything` conformance fixture,
-//! `examples/everything.rs`) as a child process: locating (and if needed building) the binary,
-//! an HTTP child that is killed on drop, bounded short-lived runs, and a tiny blocking HTTP/1.1
-//! client over `std::net::TcpStream`.
+//! `examples/everything.rs`) as a child process: locating the binaries (building the fixture if
+//! needed), an HTTP child that is killed on drop, waiting for a child to announce that it is
+//! ready, bounded short-lived runs, and a tiny blocking HTTP/1.1 client over
+//! `std::net::TcpStream`.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::eventually::poll_until_blocking;
 
 /// How long an HTTP child may take to print its `listening on` line.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -105,17 +108,6 @@ fn drain<R: std::io::Read + Send + 'static>(mut source: R) -> JoinHandle<Vec<u8>
     })
 }
 
-/// Waits for `child` until `deadline`, polling every 20 ms; `None` on timeout.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
-    loop {
-        match child.try_wait().expect("try_wait") {
-            Some(status) => return Some(status),
-            None if Instant::now() >= deadline => return None,
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
 /// Runs `cmd` to completion: writes `stdin` and closes it, collects stdout and stderr, waits
 /// at most `timeout` (then kills the child and panics with what it printed).
 pub(crate) fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> Output {
@@ -130,9 +122,9 @@ pub(crate) fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duratio
     });
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let status = match wait_until(&mut child, Instant::now() + timeout) {
-        Some(status) => status,
-        None => {
+    let status = match poll_until_blocking(timeout, || child.try_wait().expect("try_wait")) {
+        Ok(status) => status,
+        Err(_) => {
             let _ = child.kill();
             let _ = child.wait();
             let out = stdout.join().unwrap_or_default();
@@ -190,30 +182,9 @@ impl HttpChild {
                 lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
             }
         });
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let port = loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(port) => break port,
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        // Give the reader a moment to collect the last lines.
-                        std::thread::sleep(Duration::from_millis(100));
-                        panic!(
-                            "{cmd:?} exited ({status}) before listening; stderr:\n{}",
-                            stderr.lock().unwrap().join("\n")
-                        );
-                    }
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "{cmd:?} did not print `{LISTENING}…` within {STARTUP_TIMEOUT:?}; stderr:\n{}",
-                        stderr.lock().unwrap().join("\n")
-                    );
-                }
-            }
-        };
+        let port = await_announcement(&mut child, &rx, STARTUP_TIMEOUT, &format!("{cmd:?}"), || {
+            format!("--- stderr ---\n{}", stderr.lock().unwrap_or_else(|p| p.into_inner()).join("\n"))
+        });
         HttpChild { child, port, stderr }
     }
 
@@ -232,6 +203,35 @@ impl Drop for HttpChild {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits until a child that announces on its output that it is ready (with its port or URL)
+/// has done so: `announced` receives what the threads reading its output found. Fails the test
+/// with `output()` when the child exits first, or when `within` passes (then it is killed).
+pub(crate) fn await_announcement<T>(
+    child: &mut Child,
+    announced: &Receiver<T>,
+    within: Duration,
+    what: &str,
+    output: impl Fn() -> String,
+) -> T {
+    let outcome = poll_until_blocking(within, || match announced.try_recv() {
+        Ok(found) => Some(Ok(found)),
+        Err(_) => child.try_wait().ok().flatten().map(Err),
+    });
+    match outcome {
+        Ok(Ok(found)) => found,
+        Ok(Err(status)) => {
+            // The readers stop (and the channel disconnects) at the end of its output.
+            let _ = announced.recv_timeout(Duration::from_secs(1));
+            panic!("{what} exited ({status}) before it was ready; output:\n{}", output())
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not say it was ready within {within:?}; output:\n{}", output())
+        }
     }
 }
 

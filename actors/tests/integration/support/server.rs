@@ -1,7 +1,6 @@
 //! Shared helpers for in-process integration tests: start a real listener on a free loopback
 //! port and talk to it over real sockets with awc.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +10,16 @@ use mcpd::{Catalog, McpServer, ServerOptions, ToolError};
 use mcpd_actors::{ListenerConfig, Mcpd};
 use serde_json::{json, Map, Value};
 
-/// A catalog with the built-in tools plus `sleep {ms}` (for concurrency) and `fail` / `panic`.
+use super::arrivals::Arrivals;
+
+/// A catalog with the built-in tools plus `sleep {ms}` (for concurrency), `rendezvous {n}` and
+/// `fail` / `panic`.
 pub(crate) fn test_catalog() -> Catalog {
+    test_catalog_counting(&Arrivals::new())
+}
+
+/// The test catalog whose `sleep` tool counts its calls in `sleeping` as they start.
+pub(crate) fn test_catalog_counting(sleeping: &Arrivals) -> Catalog {
     let mut catalog = Catalog::new();
     mcpd::builtin::register(&mut catalog);
     catalog.add_tool(
@@ -21,13 +28,20 @@ pub(crate) fn test_catalog() -> Catalog {
             "Sleeps for ms milliseconds.",
             json!({"type":"object","properties":{"ms":{"type":"integer"}}}),
         ),
-        |args: Map<String, Value>, _ctx| async move {
-            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
-            actix_rt::time::sleep(Duration::from_millis(ms)).await;
-            Ok(CallToolResult::text(format!("slept {ms}")))
+        {
+            let sleeping = sleeping.clone();
+            move |args: Map<String, Value>, _ctx| {
+                let sleeping = sleeping.clone();
+                async move {
+                    sleeping.arrive();
+                    let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
+                    actix_rt::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(CallToolResult::text(format!("slept {ms}")))
+                }
+            }
         },
     );
-    let arrived = Arc::new(AtomicUsize::new(0));
+    let arrived = Arrivals::new();
     catalog.add_tool(
         Tool::new(
             "rendezvous",
@@ -38,14 +52,9 @@ pub(crate) fn test_catalog() -> Catalog {
             let arrived = arrived.clone();
             async move {
                 let n = args.get("n").and_then(Value::as_u64).unwrap_or(2) as usize;
-                arrived.fetch_add(1, Ordering::SeqCst);
-                for _ in 0..2000 {
-                    if arrived.load(Ordering::SeqCst) >= n {
-                        return Ok(CallToolResult::text("met"));
-                    }
-                    actix_rt::time::sleep(Duration::from_millis(5)).await;
-                }
-                Ok(CallToolResult::text("alone"))
+                arrived.arrive();
+                let met = arrived.reached(n, Duration::from_secs(10)).await;
+                Ok(CallToolResult::text(if met { "met" } else { "alone" }))
             }
         },
     );
