@@ -13,7 +13,7 @@
 //! the tests fail, unless `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
 
 use std::io::{BufRead as _, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::eventually::poll_until;
 use super::process::await_announcement;
-use super::{interop_script, workspace_root};
+use super::{interop_script, run_setup_script, workspace_root};
 
 /// How long a server may take to print its `LISTENING` line.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,10 +31,6 @@ pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 const LISTENING: &str = "LISTENING ";
 /// The line prefix of a logged request.
 const REQUEST: &str = "REQUEST ";
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `MCPD_TEST_NODE`, else `node`.
 pub(crate) fn node() -> PathBuf {
@@ -44,29 +40,7 @@ pub(crate) fn node() -> PathBuf {
 /// Runs `scripts/setup-node.sh` (once per test process); the path of server-everything's entry.
 fn setup_everything() -> Result<PathBuf, String> {
     static ENTRY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    ENTRY
-        .get_or_init(|| {
-            let output = Command::new("bash")
-                .arg(workspace_root().join("scripts/setup-node.sh"))
-                .env("NODE", node())
-                .current_dir(workspace_root())
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("cannot run scripts/setup-node.sh: {e}"))?;
-            if !output.status.success() {
-                return Err(format!("scripts/setup-node.sh failed ({}):\n{}", output.status, lossy(&output.stderr)));
-            }
-            let stdout = lossy(&output.stdout);
-            let entry = stdout.lines().rev().find(|l| !l.trim().is_empty()).map(str::trim).unwrap_or_default();
-            if entry.is_empty() || !Path::new(entry).is_file() {
-                return Err(format!(
-                    "scripts/setup-node.sh printed no usable entry path:\n{stdout}\n{}",
-                    lossy(&output.stderr)
-                ));
-            }
-            Ok(PathBuf::from(entry))
-        })
-        .clone()
+    ENTRY.get_or_init(|| run_setup_script("setup-node.sh", &[("NODE", node().as_os_str())])).clone()
 }
 
 /// The entry of server-everything; `None` (with a notice) when it cannot be provisioned and
