@@ -31,9 +31,10 @@ pub(crate) fn mcpd_binary() -> PathBuf {
 }
 
 /// The path of `target/<profile>/examples/everything`, the conformance fixture
-/// (`examples/everything.rs`). `cargo test --test <name>` does not build examples, so the first
-/// call in a test process runs `cargo build -p mcpd --example everything` (a no-op when it is up
-/// to date), with `--release` when this test executable is a release build.
+/// (`examples/everything.rs`). It belongs to the root package, whose examples `cargo test
+/// --workspace` builds but `cargo test -p mcpd-actors` does not, so the first call in a test
+/// process runs `cargo build -p mcpd --example everything` (a no-op when it is up to date), with
+/// `--release` when this test executable is a release build.
 pub(crate) fn everything_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
@@ -60,6 +61,11 @@ fn cargo_build(args: &[&str], release: bool) {
     let what = format!("cargo build {}", args.join(" "));
     let mut cmd = Command::new(env!("CARGO"));
     cmd.arg("build").args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_the_test) {
+            cmd.env_remove(&name);
+        }
+    }
     if release {
         cmd.arg("--release");
     }
@@ -70,6 +76,22 @@ fn cargo_build(args: &[&str], release: bool) {
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Whether `cargo test` set this variable for the test process (the package's manifest path and
+/// metadata, the paths of its binaries). A nested cargo must not inherit them: build scripts that
+/// watch one (ring's watches `CARGO_MANIFEST_DIR`) would count as changed and rebuild, with
+/// everything above them up to the fixture, and the next `cargo test` would rebuild them back.
+fn set_by_cargo_for_the_test(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+    ) || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
 }
 
 /// An empty directory used as the default working directory of children, so that no stray
