@@ -12,8 +12,9 @@
 //!
 //! Every test runs in this one process, concurrently with the others: tests share no
 //! process-global state (no `std::env::set_var`, no change of the working directory, no fixed
-//! ports); children get their environment and working directory on their `Command`. Waiting
-//! for something to happen goes through `support::eventually`, never a bare sleep.
+//! ports); children get their environment and working directory on their `Command`. A test
+//! that must act while a call runs awaits the tool's signal (`support::arrivals`); one that waits
+//! for an effect polls it with a deadline (`support::eventually`); none sleeps and hopes.
 
 mod support;
 
