@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Idempotently install the official MCP "everything" reference server
 # (@modelcontextprotocol/server-everything, pinned, with its MCP TypeScript SDK pinned too) for
-# the client interop tests (tests/client_interop.rs), using the machine's Node (>= 18; Node 20
-# is what the machines have) and npm.
+# the client interop tests (actors/tests/integration/client_interop.rs), using the machine's
+# Node (>= 18; Node 20 is what the machines have) and npm.
 #
 # Install location: ${MCPD_CACHE:-<repo>/.cache}/server-everything (a private package.json
 # there pins npm's prefix to it). npm is skipped when both pinned versions are already there.
 # Prints the path of the entry to run as the last line of stdout; start it in Streamable HTTP
 # mode with
 #
-#     PORT=0 node --require tests/interop/loopback_listen.cjs <entry> streamableHttp
+#     PORT=0 node --require actors/tests/interop/loopback_listen.cjs <entry> streamableHttp
 #
 # (the server itself binds every interface on $PORT, default 3001; the preload makes it bind
 # 127.0.0.1 and print the real port). npm output goes to stderr.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotently create a Python venv with the official MCP SDK (mcp==2.3.0) for the
-# interop tests (tests/interop/py_client.py, tests/interop/py_session_client.py) and the
-# reference Prometheus/OpenMetrics parser (prometheus-client, tests/interop/parse_metrics.py).
+# interop tests (actors/tests/interop/py_client.py, py_session_client.py) and the reference
+# Prometheus/OpenMetrics parser (prometheus-client, actors/tests/interop/parse_metrics.py).
 # Prints the venv's python path as the last line of stdout.
 # Venv location: ${MCPD_CACHE:-<repo>/.cache}/venv.
 set -euo pipefail

@@ -1,11 +1,6 @@
 //! Shared helpers for in-process integration tests: start a real listener on a free loopback
 //! port and talk to it over real sockets with awc.
 
-#![allow(dead_code, unreachable_pub)]
-
-pub mod sse;
-
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,8 +10,16 @@ use mcpd::{Catalog, McpServer, ServerOptions, ToolError};
 use mcpd_actors::{ListenerConfig, Mcpd};
 use serde_json::{json, Map, Value};
 
-/// A catalog with the built-in tools plus `sleep {ms}` (for concurrency) and `fail` / `panic`.
-pub fn test_catalog() -> Catalog {
+use super::arrivals::Arrivals;
+
+/// A catalog with the built-in tools plus `sleep {ms}` (for concurrency), `rendezvous {n}` and
+/// `fail` / `panic`.
+pub(crate) fn test_catalog() -> Catalog {
+    test_catalog_counting(&Arrivals::new())
+}
+
+/// The test catalog whose `sleep` tool counts its calls in `sleeping` as they start.
+pub(crate) fn test_catalog_counting(sleeping: &Arrivals) -> Catalog {
     let mut catalog = Catalog::new();
     mcpd::builtin::register(&mut catalog);
     catalog.add_tool(
@@ -25,13 +28,20 @@ pub fn test_catalog() -> Catalog {
             "Sleeps for ms milliseconds.",
             json!({"type":"object","properties":{"ms":{"type":"integer"}}}),
         ),
-        |args: Map<String, Value>, _ctx| async move {
-            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
-            actix_rt::time::sleep(Duration::from_millis(ms)).await;
-            Ok(CallToolResult::text(format!("slept {ms}")))
+        {
+            let sleeping = sleeping.clone();
+            move |args: Map<String, Value>, _ctx| {
+                let sleeping = sleeping.clone();
+                async move {
+                    sleeping.arrive();
+                    let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(100);
+                    actix_rt::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(CallToolResult::text(format!("slept {ms}")))
+                }
+            }
         },
     );
-    let arrived = Arc::new(AtomicUsize::new(0));
+    let arrived = Arrivals::new();
     catalog.add_tool(
         Tool::new(
             "rendezvous",
@@ -42,14 +52,9 @@ pub fn test_catalog() -> Catalog {
             let arrived = arrived.clone();
             async move {
                 let n = args.get("n").and_then(Value::as_u64).unwrap_or(2) as usize;
-                arrived.fetch_add(1, Ordering::SeqCst);
-                for _ in 0..2000 {
-                    if arrived.load(Ordering::SeqCst) >= n {
-                        return Ok(CallToolResult::text("met"));
-                    }
-                    actix_rt::time::sleep(Duration::from_millis(5)).await;
-                }
-                Ok(CallToolResult::text("alone"))
+                arrived.arrive();
+                let met = arrived.reached(n, Duration::from_secs(10)).await;
+                Ok(CallToolResult::text(if met { "met" } else { "alone" }))
             }
         },
     );
@@ -66,19 +71,19 @@ pub fn test_catalog() -> Catalog {
 }
 
 /// A running in-process server.
-pub struct TestServer {
-    pub runtime: Mcpd,
-    pub port: u16,
+pub(crate) struct TestServer {
+    pub(crate) runtime: Mcpd,
+    pub(crate) port: u16,
 }
 
 impl TestServer {
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{}", self.port, path)
     }
 }
 
 /// Starts a listener on 127.0.0.1:0 serving `catalog`, with `tweak` applied to the config.
-pub async fn start_with(
+pub(crate) async fn start_with(
     catalog: Catalog,
     options: ServerOptions,
     tweak: impl FnOnce(&mut ListenerConfig),
@@ -87,7 +92,7 @@ pub async fn start_with(
 }
 
 /// Starts a listener over a live catalog (tests change it while the server runs).
-pub async fn start_live(
+pub(crate) async fn start_live(
     catalog: Arc<LiveCatalog>,
     options: ServerOptions,
     tweak: impl FnOnce(&mut ListenerConfig),
@@ -101,35 +106,35 @@ pub async fn start_live(
 }
 
 /// Starts the test catalog with default options.
-pub async fn start() -> TestServer {
+pub(crate) async fn start() -> TestServer {
     start_with(test_catalog(), ServerOptions::default(), |_| {}).await
 }
 
 /// The answer to one HTTP request.
 #[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Reply {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("body is not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
     }
 
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
-    pub fn error_code(&self) -> i64 {
+    pub(crate) fn error_code(&self) -> i64 {
         self.json()["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error code in {}", self.json()))
     }
 }
 
 /// Sends one request with awc.
-pub async fn send(method: &str, url: &str, headers: &[(&str, &str)], body: impl Into<Vec<u8>>) -> Reply {
+pub(crate) async fn send(method: &str, url: &str, headers: &[(&str, &str)], body: impl Into<Vec<u8>>) -> Reply {
     let client = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
     let method = awc::http::Method::from_bytes(method.as_bytes()).expect("method");
     let mut request = client.request(method, url);
@@ -146,14 +151,14 @@ pub async fn send(method: &str, url: &str, headers: &[(&str, &str)], body: impl 
 }
 
 /// POSTs JSON to /mcp with `Content-Type: application/json` plus `headers`.
-pub async fn post(server: &TestServer, headers: &[(&str, &str)], body: &Value) -> Reply {
+pub(crate) async fn post(server: &TestServer, headers: &[(&str, &str)], body: &Value) -> Reply {
     let mut all = vec![("content-type", "application/json")];
     all.extend_from_slice(headers);
     send("POST", &server.url("/mcp"), &all, serde_json::to_vec(body).expect("json")).await
 }
 
 /// The `_meta` of a valid 2026-07-28 request.
-pub fn modern_meta() -> Value {
+pub(crate) fn modern_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -162,13 +167,13 @@ pub fn modern_meta() -> Value {
 }
 
 /// A valid stateless request body (params get `_meta` added).
-pub fn modern_request(id: i64, method: &str, mut params: Value) -> Value {
+pub(crate) fn modern_request(id: i64, method: &str, mut params: Value) -> Value {
     params["_meta"] = modern_meta();
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// POSTs a stateless request with correct routing headers.
-pub async fn post_modern(server: &TestServer, id: i64, method: &str, params: Value) -> Reply {
+pub(crate) async fn post_modern(server: &TestServer, id: i64, method: &str, params: Value) -> Reply {
     let name =
         params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str).map(mcpd::headers::encode_value);
     let body = modern_request(id, method, params);
@@ -180,7 +185,7 @@ pub async fn post_modern(server: &TestServer, id: i64, method: &str, params: Val
 }
 
 /// POSTs a handshake-era request under `version` (header).
-pub async fn post_legacy(server: &TestServer, version: &str, id: i64, method: &str, params: Value) -> Reply {
+pub(crate) async fn post_legacy(server: &TestServer, version: &str, id: i64, method: &str, params: Value) -> Reply {
     post(
         server,
         &[("mcp-protocol-version", version)],

@@ -2,28 +2,28 @@
 //!
 //! * the npm reference server `@modelcontextprotocol/server-everything` (pinned; installed by
 //!   `scripts/setup-node.sh` into `${MCPD_CACHE:-<repo>/.cache}/server-everything`) in Streamable
-//!   HTTP mode, started as `PORT=0 node --require tests/interop/loopback_listen.cjs <entry>
+//!   HTTP mode, started as `PORT=0 node --require actors/tests/interop/loopback_listen.cjs <entry>
 //!   streamableHttp` so that it binds 127.0.0.1 only and prints its real port;
-//! * any script that prints `LISTENING <url>` (e.g. `tests/interop/fastmcp_server.py`).
+//! * any script that prints `LISTENING <url>` (e.g. `actors/tests/interop/fastmcp_server.py`).
 //!
 //! Both kinds print one `REQUEST {json}` line per HTTP request they receive (method, path and
 //! the MCP headers), which the tests read to see the wire the client chose.
 //!
 //! Node is `MCPD_TEST_NODE` when set, else `node` on PATH. When the server cannot be provisioned
 //! the tests fail, unless `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
-//!
-//! Include with `#[path = "support/interop_servers.rs"] mod interop_servers;`.
-
-#![allow(dead_code)]
 
 use std::io::{BufRead as _, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+
+use super::eventually::poll_until;
+use super::process::await_announcement;
+use super::{interop_script, run_setup_script, workspace_root};
 
 /// How long a server may take to print its `LISTENING` line.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,15 +31,6 @@ pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 const LISTENING: &str = "LISTENING ";
 /// The line prefix of a logged request.
 const REQUEST: &str = "REQUEST ";
-
-/// The repository root.
-fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `MCPD_TEST_NODE`, else `node`.
 pub(crate) fn node() -> PathBuf {
@@ -49,29 +40,7 @@ pub(crate) fn node() -> PathBuf {
 /// Runs `scripts/setup-node.sh` (once per test process); the path of server-everything's entry.
 fn setup_everything() -> Result<PathBuf, String> {
     static ENTRY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    ENTRY
-        .get_or_init(|| {
-            let output = Command::new("bash")
-                .arg(repo_root().join("scripts/setup-node.sh"))
-                .env("NODE", node())
-                .current_dir(repo_root())
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("cannot run scripts/setup-node.sh: {e}"))?;
-            if !output.status.success() {
-                return Err(format!("scripts/setup-node.sh failed ({}):\n{}", output.status, lossy(&output.stderr)));
-            }
-            let stdout = lossy(&output.stdout);
-            let entry = stdout.lines().rev().find(|l| !l.trim().is_empty()).map(str::trim).unwrap_or_default();
-            if entry.is_empty() || !Path::new(entry).is_file() {
-                return Err(format!(
-                    "scripts/setup-node.sh printed no usable entry path:\n{stdout}\n{}",
-                    lossy(&output.stderr)
-                ));
-            }
-            Ok(PathBuf::from(entry))
-        })
-        .clone()
+    ENTRY.get_or_init(|| run_setup_script("setup-node.sh", &[("NODE", node().as_os_str())])).clone()
 }
 
 /// The entry of server-everything; `None` (with a notice) when it cannot be provisioned and
@@ -93,12 +62,12 @@ pub(crate) fn spawn_everything() -> Option<ScriptServer> {
     let entry = everything_entry()?;
     let mut cmd = Command::new(node());
     cmd.arg("--require")
-        .arg(repo_root().join("tests/interop/loopback_listen.cjs"))
+        .arg(interop_script("loopback_listen.cjs"))
         .arg(entry)
         .arg("streamableHttp")
         .env("PORT", "0")
         .env_remove("NODE_OPTIONS")
-        .current_dir(repo_root());
+        .current_dir(workspace_root());
     Some(ScriptServer::spawn(cmd, "server-everything"))
 }
 
@@ -134,29 +103,9 @@ impl ScriptServer {
         let (tx, rx) = channel::<String>();
         read_lines(child.stdout.take().expect("stdout"), lines.clone(), tx.clone());
         read_lines(child.stderr.take().expect("stderr"), lines.clone(), tx);
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let url = loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(url) => break url,
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        std::thread::sleep(Duration::from_millis(100));
-                        panic!(
-                            "{what} exited ({status}) before listening; output:\n{}",
-                            lines.lock().unwrap().join("\n")
-                        );
-                    }
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "{what} did not print `{LISTENING}<url>` within {STARTUP_TIMEOUT:?}; output:\n{}",
-                        lines.lock().unwrap().join("\n")
-                    );
-                }
-            }
-        };
+        let url = await_announcement(&mut child, &rx, STARTUP_TIMEOUT, what, || {
+            lines.lock().unwrap_or_else(|p| p.into_inner()).join("\n")
+        });
         assert!(url.starts_with("http://127.0.0.1:"), "{what} must listen on 127.0.0.1 only, got {url}");
         ScriptServer { child, what: what.to_owned(), url, lines }
     }
@@ -188,16 +137,7 @@ impl ScriptServer {
     /// Waits (at most `timeout`, without blocking the actix runtime) until `done(requests)`
     /// holds; whether it did. The log lines arrive through a pipe, a little after the requests.
     pub(crate) async fn wait_for_requests(&self, timeout: Duration, done: impl Fn(&[Value]) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if done(&self.requests()) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        poll_until(timeout, async || done(&self.requests())).await.is_ok()
     }
 }
 

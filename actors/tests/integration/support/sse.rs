@@ -5,38 +5,38 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use serde_json::Value;
 
-use super::TestServer;
+use super::server::TestServer;
 
 /// One parsed SSE event.
 #[derive(Debug, Default, Clone)]
-pub struct Event {
-    pub id: Option<String>,
-    pub event: Option<String>,
-    pub retry: Option<u64>,
-    pub data: String,
+pub(crate) struct Event {
+    pub(crate) id: Option<String>,
+    pub(crate) event: Option<String>,
+    pub(crate) retry: Option<u64>,
+    pub(crate) data: String,
 }
 
 impl Event {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or_else(|e| panic!("event data is not JSON ({e}): {:?}", self.data))
     }
 }
 
 /// Reads SSE events from an open response.
-pub struct SseReader {
+pub(crate) struct SseReader {
     response: Response,
     buffer: String,
 }
 
-pub type Response = awc::ClientResponse;
+pub(crate) type Response = awc::ClientResponse;
 
 impl SseReader {
-    pub fn new(response: Response) -> Self {
+    pub(crate) fn new(response: Response) -> Self {
         SseReader { response, buffer: String::new() }
     }
 
     /// The next event, or `None` when the stream ends or nothing comes within `wait`.
-    pub async fn next(&mut self, wait: Duration) -> Option<Event> {
+    pub(crate) async fn next(&mut self, wait: Duration) -> Option<Event> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
@@ -75,7 +75,7 @@ impl SseReader {
     }
 
     /// Events until the stream ends (bounded by `wait` per event).
-    pub async fn all(&mut self, wait: Duration) -> Vec<Event> {
+    pub(crate) async fn all(&mut self, wait: Duration) -> Vec<Event> {
         let mut events = Vec::new();
         while let Some(event) = self.next(wait).await {
             events.push(event);
@@ -84,7 +84,7 @@ impl SseReader {
     }
 }
 
-pub async fn open(
+pub(crate) async fn open(
     method: &str,
     server: &TestServer,
     path: &str,

@@ -2,14 +2,12 @@
 //! JSON-RPC on stdin/stdout, only MCP on stdout, logs on stderr, every request answered before
 //! the process exits at end of input.
 
-#[path = "support/process.rs"]
-mod process;
-
 use std::collections::HashMap;
 use std::process::Output;
 
-use process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
 use serde_json::{json, Value};
+
+use crate::support::process::{json_lines, mcpd_command, ndjson, run_with_timeout, text, RUN_TIMEOUT};
 
 /// Runs `mcpd <args>` over stdio with `input` as stdin; asserts exit 0.
 fn session_raw(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {

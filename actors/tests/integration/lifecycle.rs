@@ -1,15 +1,15 @@
 //! The listener lifecycle as a library API (start, stop, sync_with_settings, status, close),
 //! live actor counts, and concurrency through the `ToolExecutor`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use mcpd::config::ListenerSettings;
 use mcpd_actors::{ActorKind, ListenerConfig, Mcpd};
 use serde_json::{json, Value};
+
+use crate::support::eventually::eventually;
+use crate::support::server::*;
 
 fn runtime(settings: Option<std::path::PathBuf>) -> (Mcpd, ListenerConfig) {
     let server = Arc::new(mcpd::McpServer::new(Default::default(), test_catalog()));
@@ -100,12 +100,10 @@ async fn close_stops_every_actor() {
     assert_eq!(counts.live(ActorKind::Supervisor), 1);
     assert_eq!(counts.live(ActorKind::Listener), 1);
     runtime.close().await.unwrap();
-    for _ in 0..200 {
-        if counts.snapshot().iter().all(|(_, n)| *n == 0) {
-            break;
-        }
-        actix_rt::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("every actor has stopped", Duration::from_secs(2), async || {
+        counts.snapshot().iter().all(|(_, n)| *n == 0)
+    })
+    .await;
     assert_eq!(counts.snapshot().iter().map(|(_, n)| *n).sum::<i64>(), 0, "{:?}", counts.snapshot());
     assert!(counts.messages(ActorKind::Listener) >= 2, "start and close went through the mailbox");
     assert!(runtime.status().await.is_err(), "the listener is gone");

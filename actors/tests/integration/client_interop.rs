@@ -4,12 +4,12 @@
 //!
 //! * the npm reference server `@modelcontextprotocol/server-everything@2026.8.31` (TypeScript
 //!   SDK 1.32.2) in Streamable HTTP mode, installed by `scripts/setup-node.sh` with the machine's
-//!   Node and started as `PORT=0 node --require tests/interop/loopback_listen.cjs <entry>
+//!   Node and started as `PORT=0 node --require actors/tests/interop/loopback_listen.cjs <entry>
 //!   streamableHttp` (the preload binds 127.0.0.1 and prints the port). It does not speak
 //!   2026-07-28: `server/discover` is refused (HTTP 400, -32000), so the client falls back to the
 //!   `initialize` handshake at 2025-11-25 and gets an `Mcp-Session-Id`: a **session**;
 //! * a FastMCP server of the official Python SDK (mcp==2.3.0, `MCPServer` in v2) in stateless
-//!   JSON mode (`tests/interop/fastmcp_server.py`). It answers `server/discover` with
+//!   JSON mode (`actors/tests/interop/fastmcp_server.py`). It answers `server/discover` with
 //!   `supportedVersions: ["2026-07-28"]`, so the client goes **stateless** (no initialize, no
 //!   session id, `Mcp-Method` routing headers); pinned to 2025-11-25 it does the handshake but,
 //!   being `stateless_http`, hands out no session id.
@@ -18,23 +18,20 @@
 //! connection and calls again. Provisioning (npm, the Python venv) fails the tests unless
 //! `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
 
-#[path = "support/interop_servers.rs"]
-mod interop_servers;
-#[path = "support/python.rs"]
-mod python_env;
-
 use std::future::Future;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use interop_servers::{spawn_everything, ScriptServer};
 use mcpd::client::config::ConfigDocument;
 use mcpd::model::Implementation;
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
-use python_env::{python_with, repo_root, MCP_SDK};
 use serde_json::{json, Map, Value};
+
+use crate::support::interop_servers::{spawn_everything, ScriptServer};
+use crate::support::python::{python_with, MCP_SDK};
+use crate::support::{interop_script, workspace_root};
 
 /// The bound of a whole test: a hang fails the test instead of blocking the run.
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -87,14 +84,14 @@ fn session_ids(requests: &[Value]) -> Vec<String> {
     ids
 }
 
-/// The FastMCP server (`tests/interop/fastmcp_server.py 0`); `None` when Python cannot be
+/// The FastMCP server (`actors/tests/interop/fastmcp_server.py 0`); `None` when Python cannot be
 /// provisioned and skipping is allowed.
 fn spawn_fastmcp() -> Option<ScriptServer> {
     let python = python_with(MCP_SDK)?;
     let mut cmd = Command::new(python);
-    cmd.arg(repo_root().join("tests/interop/fastmcp_server.py"))
+    cmd.arg(interop_script("fastmcp_server.py"))
         .arg("0")
-        .current_dir(repo_root())
+        .current_dir(workspace_root())
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1");
     Some(ScriptServer::spawn(cmd, "fastmcp_server.py"))

@@ -1,10 +1,9 @@
 //! `POST /mcp` serves both eras on one endpoint: handshake-era requests, stateless 2026-07-28
 //! requests with their validation order, and every malformed input with its exact error.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
+
+use crate::support::server::*;
 
 /// `initialize` answers each handshake revision it is asked for, and 2025-11-25 for any other.
 #[actix_rt::test]

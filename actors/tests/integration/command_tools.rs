@@ -6,18 +6,18 @@
 //! and every test is bounded in time. Commands that outlive their time limit are killed by the
 //! tool itself, which the tests check.
 
-mod common;
-
 use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::*;
 use mcpd::{Catalog, ServerOptions};
 use mcpd_actors::tools::commands::{self, load_declared, CommandOptions, DeclaredTool};
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::ListenerConfig;
 use serde_json::{json, Value};
+
+use crate::support::eventually::eventually;
+use crate::support::server::*;
 
 const TEST_LIMIT: Duration = Duration::from_secs(60);
 
@@ -87,11 +87,10 @@ async fn assert_dead(dir: &Path, files: &[&str]) {
             text.trim().parse().unwrap_or_else(|e| panic!("{f}: {text:?}: {e}"))
         })
         .collect();
-    let until = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|p| !is_dead(*p)) {
-        assert!(Instant::now() < until, "processes still alive: {pids:?}");
-        actix_rt::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(&format!("the processes {pids:?} are dead"), Duration::from_secs(5), async || {
+        pids.iter().all(|p| is_dead(*p))
+    })
+    .await;
 }
 
 /// A command that succeeds: exit code 0, its output, a log that read_command_log serves.

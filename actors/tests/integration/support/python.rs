@@ -2,30 +2,17 @@
 //! `scripts/setup-python.sh` provisions (the official MCP SDK, mcp==2.3.0, and the reference
 //! Prometheus/OpenMetrics parser, prometheus-client). When Python cannot be provisioned the tests
 //! fail, unless `MCPD_SKIP_INTEROP=1`, which makes them skip with a notice.
-//!
-//! Include with `#[path = "support/python.rs"] mod python_env;`.
-
-#![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
+use super::process::text;
+use super::run_setup_script;
+
 /// The Python statement that checks for the MCP SDK.
 pub(crate) const MCP_SDK: &str = "import mcp, mcp.client";
-/// The Python statement that checks for the MCP SDK and both prometheus-client parsers.
-pub(crate) const MCP_SDK_AND_PROMETHEUS: &str =
-    "import mcp, mcp.client, prometheus_client.parser, prometheus_client.openmetrics.parser";
-
-/// The repository root (the root package's manifest directory).
-pub(crate) fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `MCPD_TEST_PYTHON`, else the venv of `scripts/setup-python.sh` (run once per test process).
 fn interpreter() -> Result<PathBuf, String> {
@@ -33,29 +20,9 @@ fn interpreter() -> Result<PathBuf, String> {
     INTERPRETER
         .get_or_init(|| match std::env::var_os("MCPD_TEST_PYTHON") {
             Some(python) => Ok(PathBuf::from(python)),
-            None => setup_venv(),
+            None => run_setup_script("setup-python.sh", &[]),
         })
         .clone()
-}
-
-fn setup_venv() -> Result<PathBuf, String> {
-    let output = Command::new("bash")
-        .arg(repo_root().join("scripts/setup-python.sh"))
-        .current_dir(repo_root())
-        .output()
-        .map_err(|e| format!("cannot run scripts/setup-python.sh: {e}"))?;
-    if !output.status.success() {
-        return Err(format!("scripts/setup-python.sh failed ({}):\n{}", output.status, lossy(&output.stderr)));
-    }
-    let stdout = lossy(&output.stdout);
-    let python = stdout.lines().rev().find(|l| !l.trim().is_empty()).map(str::trim).unwrap_or_default();
-    if python.is_empty() || !Path::new(python).exists() {
-        return Err(format!(
-            "scripts/setup-python.sh printed no usable python path:\n{stdout}\n{}",
-            lossy(&output.stderr)
-        ));
-    }
-    Ok(PathBuf::from(python))
 }
 
 /// The interpreter, provided it runs `imports` (e.g. [`MCP_SDK`]).
@@ -67,7 +34,7 @@ fn provision(imports: &str) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
     if !check.status.success() {
         let what = if imports == MCP_SDK { "import the MCP SDK".to_owned() } else { format!("run `{imports}`") };
-        return Err(format!("{} cannot {what}:\n{}", python.display(), lossy(&check.stderr)));
+        return Err(format!("{} cannot {what}:\n{}", python.display(), text(&check.stderr)));
     }
     Ok(python)
 }

@@ -1,37 +1,35 @@
-//! Interop with the official Python MCP SDK (issue item 8): `tests/interop/py_client.py`
+//! Interop with the official Python MCP SDK (issue item 8): `actors/tests/interop/py_client.py`
 //! (mcp==2.3.0) talks to the real `mcpd` binary over stdio and HTTP, in the handshake era and
 //! in the stateless 2026-07-28 era, with and without an API key.
 //!
 //! The interpreter is `MCPD_TEST_PYTHON` when set, else the venv that `scripts/setup-python.sh`
 //! provisions. When Python cannot be provisioned the tests fail, unless `MCPD_SKIP_INTEROP=1`.
 
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/python.rs"]
-mod python_env;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use process::{mcpd_binary, run_with_timeout, text, HttpChild};
-use python_env::repo_root;
 use serde_json::Value;
+
+use crate::support::interop_script;
+use crate::support::process;
+use crate::support::process::{mcpd_binary, run_with_timeout, text, HttpChild};
+use crate::support::python;
 
 /// The deadline of one Python client run.
 const PYTHON_TIMEOUT: Duration = Duration::from_secs(60);
 /// The text the script sends to `echo`.
 const ECHO_TEXT: &str = "héllo from python";
 
-/// The interpreter, provisioned once per test binary; `None` when skipping is allowed.
+/// The interpreter, provisioned once per test process; `None` when skipping is allowed.
 fn python() -> Option<PathBuf> {
-    python_env::python_with(python_env::MCP_SDK)
+    python::python_with(python::MCP_SDK)
 }
 
 /// Runs `py_client.py <args>` with a 60 s deadline.
 fn py_client(python: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new(python);
-    cmd.arg(repo_root().join("tests/interop/py_client.py"))
+    cmd.arg(interop_script("py_client.py"))
         .args(args)
         .current_dir(process::empty_dir())
         // The stdio server inherits this environment (the script forwards it).

@@ -1,28 +1,27 @@
 //! Streamable-HTTP sessions against independent peers, on the conformance fixture
 //! (`examples/everything.rs`, sessions on):
 //!
-//! * the official Python MCP SDK (`tests/interop/py_session_client.py`, mcp==2.3.0) opens a
+//! * the official Python MCP SDK (`actors/tests/interop/py_session_client.py`, mcp==2.3.0) opens a
 //!   session, receives progress notifications and answers an elicitation over SSE, then DELETEs
 //!   its session, which `/metrics` must account for;
 //! * the reference Prometheus/OpenMetrics parsers of prometheus-client
-//!   (`tests/interop/parse_metrics.py`) read `/metrics` after session and stateless traffic.
+//!   (`actors/tests/interop/parse_metrics.py`) read `/metrics` after session and stateless traffic.
 //!
-//! The interpreter is provisioned as in `tests/interop_python.rs` (`tests/support/python.rs`):
+//! The interpreter is provisioned as in `interop_python` (`support/python.rs`):
 //! `MCPD_TEST_PYTHON` when set, else the venv of `scripts/setup-python.sh`; the tests fail when
 //! it cannot be provisioned, unless `MCPD_SKIP_INTEROP=1`.
 
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/python.rs"]
-mod python_env;
-
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use process::{header_value, http, run_with_timeout, text, HttpChild};
-use python_env::{python_with, repo_root, MCP_SDK};
 use serde_json::{json, Value};
+
+use crate::support::eventually::eventually_blocking;
+use crate::support::interop_script;
+use crate::support::process;
+use crate::support::process::{header_value, http, run_with_timeout, text, HttpChild};
+use crate::support::python::{python_with, MCP_SDK};
 
 /// The deadline of one Python run (the session client has its own 60 s timeout).
 const PYTHON_TIMEOUT: Duration = Duration::from_secs(90);
@@ -33,13 +32,10 @@ const PROMETHEUS_PARSERS: &str = "import prometheus_client.parser, prometheus_cl
 /// The handshake revision the raw-HTTP traffic uses.
 const LEGACY_VERSION: &str = "2025-11-25";
 
-/// Runs `tests/interop/<script> <args>` with `stdin`.
+/// Runs `actors/tests/interop/<script> <args>` with `stdin`.
 fn run_script(python: &Path, script: &str, args: &[&str], stdin: &[u8]) -> Output {
     let mut cmd = Command::new(python);
-    cmd.arg(repo_root().join("tests/interop").join(script))
-        .args(args)
-        .current_dir(process::empty_dir())
-        .env("PYTHONDONTWRITEBYTECODE", "1");
+    cmd.arg(interop_script(script)).args(args).current_dir(process::empty_dir()).env("PYTHONDONTWRITEBYTECODE", "1");
     run_with_timeout(&mut cmd, stdin, PYTHON_TIMEOUT)
 }
 
@@ -131,12 +127,14 @@ fn python_sdk_session_progress_elicitation_and_delete() {
 
     // The session is gone from /metrics (give the gauges a moment to settle).
     let live = |body: &str| (sample(body, "mcpd_sessions_live"), sample(body, r#"mcpd_actors_live{kind="session"}"#));
-    let deadline = Instant::now() + METRICS_SETTLE;
-    let mut body = metrics(&server);
-    while live(&body) != (Some(0.0), Some(0.0)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        body = metrics(&server);
-    }
+    let body = eventually_blocking("no session is live in /metrics", METRICS_SETTLE, || {
+        let body = metrics(&server);
+        if live(&body) == (Some(0.0), Some(0.0)) {
+            Ok(body)
+        } else {
+            Err(body)
+        }
+    });
     assert_eq!(live(&body), (Some(0.0), Some(0.0)), "no session may stay live:\n{body}");
     let opened = sample(&body, "mcpd_sessions_opened_total").unwrap_or_else(|| panic!("no sessions opened:\n{body}"));
     assert!(opened >= 1.0, "sessions opened {opened}:\n{body}");

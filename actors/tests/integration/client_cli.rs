@@ -4,16 +4,15 @@
 //! `mcpd: ` line on stderr when it fails, and nothing else there (client commands log at
 //! `error` only).
 
-#[path = "support/process.rs"]
-mod process;
-
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use process::{mcpd_command, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 use serde_json::{json, Value};
+
+use crate::support::process;
+use crate::support::process::{mcpd_command, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 
 /// Runs `mcpd <args>` (the client commands' default logging: errors only).
 fn mcpd(args: &[&str]) -> Output {
@@ -338,7 +337,7 @@ struct TlsProxy {
 impl TlsProxy {
     fn start(cert: &std::path::Path, key: &std::path::Path, target: u16) -> TlsProxy {
         use std::io::BufRead as _;
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/tls_proxy.py");
+        let script = crate::support::interop_script("tls_proxy.py");
         let mut child = std::process::Command::new("python3")
             .arg(script)
             .arg(cert)

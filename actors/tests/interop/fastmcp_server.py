@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A FastMCP-style server built on the official Python MCP SDK, for mcpd's client interop tests
-(tests/client_interop.rs).
+(actors/tests/integration/client_interop.rs).
 
 Requires Python >= 3.11 and `mcp==2.3.0` (see scripts/setup-python.sh). In mcp 2.x the v1
 `FastMCP` class is `mcp.server.mcpserver.MCPServer`; this script uses it with the Streamable
@@ -20,7 +20,7 @@ and serves until killed, printing one line per HTTP request it receives:
     REQUEST {"method": "POST", "path": "/mcp", "mcpSessionId": str | null,
              "mcpProtocolVersion": str | null, "mcpMethod": str | null}
 
-(the same shape as tests/interop/loopback_listen.cjs), so the test can see which wire the
+(the same shape as loopback_listen.cjs), so the test can see which wire the
 client chose. SDK and uvicorn logs go to stderr.
 
 Tools:

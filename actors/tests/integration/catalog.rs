@@ -1,15 +1,14 @@
 //! Tools, prompts and resources through the endpoint: deterministic paginated lists, tool
 //! failures as `isError` results, and the not-found error of each era.
 
-mod common;
-
-use common::*;
 use mcpd::model::{
     CallToolResult, ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Tool,
 };
 use mcpd::{Catalog, ServerOptions, ToolError};
 use serde_json::{json, Map, Value};
+
+use crate::support::server::*;
 
 fn rich_catalog() -> Catalog {
     let mut catalog = test_catalog();

@@ -2,15 +2,13 @@
 //! line on stderr with exit code 2, unsafe or impossible configurations refuse to start, and
 //! flags, the environment and properties files configure what clients see.
 
-#[path = "support/process.rs"]
-mod process;
-
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use process::{http, json_lines, mcpd_command, ndjson, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 use serde_json::{json, Value};
+
+use crate::support::process::{http, json_lines, mcpd_command, ndjson, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
 
 /// Runs `mcpd <args>` with empty stdin.
 fn run(args: &[&str]) -> Output {

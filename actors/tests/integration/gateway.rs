@@ -4,18 +4,9 @@
 //! Python SDK driving `mcpd --servers` whose remotes are the npm server-everything over stdio and
 //! another mcpd over HTTP.
 
-mod common;
-#[path = "support/interop_servers.rs"]
-mod interop_servers;
-#[path = "support/process.rs"]
-mod process;
-#[path = "support/python.rs"]
-mod python;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
 use mcpd::catalog::LiveCatalog;
 use mcpd::client::config::ConfigDocument;
 use mcpd::config::ToolFilter;
@@ -26,15 +17,11 @@ use mcpd_actors::tools::gateway::Gateway;
 use mcpd_actors::{ActorCounts, TransportMode};
 use serde_json::{json, Map, Value};
 
-async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
-    for _ in 0..250 {
-        if check() {
-            return true;
-        }
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
-}
+use crate::support::eventually::{eventually, eventually_blocking};
+use crate::support::interop_servers;
+use crate::support::process;
+use crate::support::python;
+use crate::support::server::*;
 
 /// Remote tools are listed under `<server>__<tool>`, called with their arguments, their
 /// `isError` results passed through; a down remote is reported and only its tools are missing;
@@ -83,7 +70,10 @@ async fn remote_tools_are_namespaced_called_and_refreshed() {
             Ok(CallToolResult::text("fresh"))
         });
     });
-    assert!(wait_for(|| live.snapshot().tool("remote_one__fresh").is_some()).await, "list_changed propagated");
+    eventually("list_changed propagated", Duration::from_secs(5), async || {
+        live.snapshot().tool("remote_one__fresh").is_some()
+    })
+    .await;
 
     // The remote goes away: its tools fail with isError and the reason, the server stays up.
     remote.runtime.close().await.unwrap();
@@ -120,10 +110,17 @@ async fn a_remote_started_later_joins_on_retry() {
 
     let remote = start_with(test_catalog(), Default::default(), |c| c.port = port).await;
     gateway.retry_every(Duration::from_millis(200));
-    assert!(wait_for(|| live.snapshot().tool("late__echo").is_some()).await, "the late remote joined");
+    eventually("the late remote joined", Duration::from_secs(5), async || live.snapshot().tool("late__echo").is_some())
+        .await;
     assert!(gateway.health()[0].up && gateway.health()[0].tools > 0, "{:?}", gateway.health());
     gateway.close().await;
     remote.runtime.close().await.unwrap();
+}
+
+/// The `/status` document of a `mcpd` child (`null` when it is not JSON).
+fn status_of(child: &process::HttpChild) -> Value {
+    let (_, _, body) = process::http(child.port, "GET", "/status", &[], "");
+    serde_json::from_str(&body).unwrap_or_default()
 }
 
 /// End to end: the Python SDK talks to `mcpd --servers FILE` whose remotes are the npm
@@ -142,19 +139,18 @@ fn python_client_uses_two_remotes_through_mcpd() {
     }});
     std::fs::write(&servers, serde_json::to_vec_pretty(&file).unwrap()).unwrap();
     let gateway = process::HttpChild::spawn(&["--no-file-tools", "--servers", servers.to_str().unwrap()]);
-    // Remote tools appear as the remotes answer; give them a moment.
-    let mut status = Value::Null;
-    for _ in 0..100 {
-        let (_, _, body) = process::http(gateway.port, "GET", "/status", &[], "");
-        status = serde_json::from_str(&body).unwrap_or_default();
+    // Remote tools appear as the remotes answer.
+    let status = eventually_blocking("every remote is up", Duration::from_secs(10), || {
+        let status = status_of(&gateway);
         if status["remotes"].as_array().is_some_and(|r| r.iter().all(|s| s["up"] == true)) {
-            break;
+            Ok(status)
+        } else {
+            Err(status)
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     assert!(status["remotes"].as_array().unwrap().iter().all(|s| s["up"] == true), "{status}");
     let mut cmd = std::process::Command::new(python);
-    cmd.arg(python::repo_root().join("tests/interop/py_gateway_client.py"))
+    cmd.arg(crate::support::interop_script("py_gateway_client.py"))
         .arg(gateway.url())
         .arg(r#"everything__echo={"message":"hi everything"}"#)
         .arg(r#"local__echo={"text":"hi local"}"#)
@@ -198,16 +194,15 @@ fn status_and_metrics_show_tool_sets_and_remote_health() {
         "--servers",
         servers.to_str().unwrap(),
     ]);
-    let mut status = Value::Null;
-    for _ in 0..100 {
-        let (_, _, body) = process::http(gateway.port, "GET", "/status", &[], "");
-        status = serde_json::from_str(&body).unwrap_or_default();
+    let status = eventually_blocking("one remote is up and the other has failed", Duration::from_secs(10), || {
+        let status = status_of(&gateway);
         if status["remotes"].as_array().is_some_and(|r| r.len() == 2 && r[0]["up"] == true && r[1]["error"].is_string())
         {
-            break;
+            Ok(status)
+        } else {
+            Err(status)
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     assert_eq!(
         status["toolSets"],
         json!({"builtin": 1, "files": 1, "commands": 0, "declared": 0, "gateway": 1}),

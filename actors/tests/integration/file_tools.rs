@@ -5,19 +5,18 @@
 
 #![cfg(unix)]
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::*;
 use mcpd::{Catalog, ServerOptions};
 use mcpd_actors::tools::files::{register, FileToolOptions};
 use mcpd_actors::tools::paths::ProjectRoot;
 use serde_json::{json, Value};
 use tempfile::TempDir;
+
+use crate::support::server::*;
 
 const SECRET: &str = "TOP-SECRET-OUTSIDE-CONTENT";
 

@@ -3,13 +3,9 @@
 //! `Mcp-Param-*` header rules, progress and logs on the request's own stream, and
 //! `subscriptions/listen`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sse::{open, SseReader};
-use common::*;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};
@@ -17,6 +13,9 @@ use mcpd::mrtr::InputRequired;
 use mcpd::{Catalog, ServerOptions, ToolContext};
 use mcpd_actors::TransportMode;
 use serde_json::{json, Map, Value};
+
+use crate::support::server::*;
+use crate::support::sse::{open, SseReader};
 
 fn mrtr_catalog() -> Catalog {
     let mut c = test_catalog();

@@ -1,5 +1,5 @@
 //! The client runtime (`ClientManager`) against scripted, misbehaving servers
-//! (`tests/support/mock_http.rs`: a `std::net::TcpListener` on 127.0.0.1:0 in plain threads).
+//! (`support/mock_http.rs`: a `std::net::TcpListener` on 127.0.0.1:0 in plain threads).
 //! Every fault must end in a clear `Err` within the client's time limit (5 s, the minimum),
 //! never a hang; each test is also bounded by an outer `actix_rt::time::timeout`, so a hang
 //! fails the test instead of blocking the run.
@@ -11,11 +11,8 @@
 //! Silent servers are reported as `ClientError::Timeout` within the limit, and a timed-out
 //! session request is cancelled with `notifications/cancelled` without stretching the wait.
 
-#[path = "support/mock_http.rs"]
-mod mock_http;
-
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,8 +20,10 @@ use mcpd::client::config::{ConfigDocument, ServerEntry};
 use mcpd::model::Implementation;
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
-use mock_http::{MockServer, Recorded, Reply};
 use serde_json::{json, Map, Value};
+
+use crate::support::eventually::eventually_blocking;
+use crate::support::mock_http::{MockServer, Recorded, Reply};
 
 /// The client's time limit in these tests (the minimum it allows).
 const TIMEOUT_SECS: u64 = 5;
@@ -589,10 +588,14 @@ async fn a_changed_config_uses_a_new_connection_with_the_new_header_and_no_old_s
 /// limit. (Responses for other ids on that stream are ignored.)
 #[actix_rt::test]
 async fn a_response_on_the_standalone_stream_answers_its_request() {
-    let server = MockServer::start(|request| {
+    let call_in_flight = Arc::new(AtomicBool::new(false));
+    let server = MockServer::start(move |request| {
         if request.method == "GET" {
-            // The stream's headers come after the client stopped waiting for them (2 s), so the
-            // call is in flight by then. Its id is not known here: answer the first few ids.
+            // The stream's headers come once the call is in flight, which is after the client
+            // stopped waiting for them (2 s). Its id is not known here: answer the first few ids.
+            eventually_blocking("the tools/call is in flight", Duration::from_secs(10), || {
+                call_in_flight.load(Ordering::SeqCst)
+            });
             let events = (1..=6)
                 .map(|id| {
                     let response = json!({"jsonrpc": "2.0", "id": id,
@@ -600,13 +603,16 @@ async fn a_response_on_the_standalone_stream_answers_its_request() {
                     format!("id: g-{id}\ndata: {response}")
                 })
                 .collect();
-            let stream = Reply::SseThenDie { headers: vec![("Mcp-Session-Id".into(), "s-1".into())], events };
-            return Reply::Delayed(Duration::from_millis(2500), Box::new(stream));
+            return Reply::SseThenDie { headers: vec![("Mcp-Session-Id".into(), "s-1".into())], events };
         }
         match request.rpc_method().as_deref() {
             Some("server/discover") => Reply::error(200, &request.rpc_id(), -32601, "Method not found"),
             Some("initialize") => initialize_result(request).with_header("Mcp-Session-Id", "s-1"),
             Some("notifications/initialized" | "notifications/cancelled") => Reply::accepted(),
+            Some("tools/call") => {
+                call_in_flight.store(true, Ordering::SeqCst);
+                Reply::Hang
+            }
             _ => Reply::Hang,
         }
     });

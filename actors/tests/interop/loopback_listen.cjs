@@ -1,5 +1,5 @@
-// Preloaded with `node --require <this file> <server.js> ...` by tests/client_interop.rs
-// (see tests/support/interop_servers.rs).
+// Preloaded with `node --require <this file> <server.js> ...` by actors/tests/integration/client_interop.rs
+// (see actors/tests/integration/support/interop_servers.rs).
 //
 // Third-party servers such as @modelcontextprotocol/server-everything call `app.listen(PORT)`,
 // which binds every interface. This preload makes every TCP `listen` of the process bind

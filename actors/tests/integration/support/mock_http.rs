@@ -6,10 +6,6 @@
 //!
 //! Everything is bounded: the server stops when dropped (its threads notice within ~10 ms), and
 //! no thread outlives [`MAX_LIFETIME`] even if the drop never comes.
-//!
-//! Include with `#[path = "support/mock_http.rs"] mod mock_http;`.
-
-#![allow(dead_code)]
 
 use std::io::{ErrorKind, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -19,6 +15,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+use super::eventually::poll_until;
 
 /// The longest any thread of a mock server lives.
 pub(crate) const MAX_LIFETIME: Duration = Duration::from_secs(90);
@@ -33,6 +31,7 @@ pub(crate) struct Recorded {
     /// Its position among all requests of the server (0-based).
     pub(crate) index: usize,
     pub(crate) method: String,
+    #[expect(dead_code, reason = "no test asserts on it; it shows in the requests' Debug output")]
     pub(crate) path: String,
     /// Header names lower-cased, in order.
     pub(crate) headers: Vec<(String, String)>,
@@ -201,16 +200,7 @@ impl MockServer {
     /// Waits (at most `timeout`, without blocking the actix runtime) until `done(requests)`
     /// holds; whether it did.
     pub(crate) async fn wait_for(&self, timeout: Duration, done: impl Fn(&[Recorded]) -> bool) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if done(&self.requests()) {
-                return true;
-            }
-            if Instant::now() >= deadline {
-                return false;
-            }
-            actix_rt::time::sleep(POLL).await;
-        }
+        poll_until(timeout, async || done(&self.requests())).await.is_ok()
     }
 }
 

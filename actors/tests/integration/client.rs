@@ -1,19 +1,21 @@
 //! The client runtime against real servers over real sockets: mcpd's own endpoint on each wire
 //! (stateless 2026-07-28, a streamable session, the 2024-11-05 HTTP+SSE transport).
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Actor as _;
-use common::*;
 use mcpd::model::Implementation;
 use mcpd::version::ProtocolVersion;
 use mcpd::ServerOptions;
 use mcpd_actors::client::{CallTool, ClientConnection, ClientHandlers, Invalidate, LinkConfig, ListTools};
 use mcpd_actors::{ActorCounts, ActorKind, TransportMode};
 use serde_json::{json, Map, Value};
+
+use crate::support::arrivals::Arrivals;
+use crate::support::eventually::eventually;
+use crate::support::process;
+use crate::support::server::*;
 
 fn link(url: String, sse: bool, pin: Option<ProtocolVersion>) -> LinkConfig {
     LinkConfig {
@@ -70,12 +72,10 @@ async fn every_wire_lists_and_calls() {
             assert!(server.runtime.live_sessions() == 0, "invalidate DELETEd the session");
         }
     }
-    for _ in 0..100 {
-        if counts.live(ActorKind::ClientConnection) == 0 {
-            break;
-        }
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("every ClientConnection actor has stopped", Duration::from_secs(2), async || {
+        counts.live(ActorKind::ClientConnection) == 0
+    })
+    .await;
     assert_eq!(counts.live(ActorKind::ClientConnection), 0);
 }
 
@@ -85,8 +85,10 @@ async fn every_wire_lists_and_calls() {
 /// writes, so that case is not observable here.)
 #[actix_rt::test]
 async fn dropped_calls_are_cancelled_on_the_server() {
+    use futures_util::future::Either;
     use mcpd::client::config::ConfigDocument;
     use mcpd_actors::client::{ClientManager, ServerRecord};
+    use std::pin::pin;
     use std::sync::atomic::{AtomicUsize, Ordering};
     struct Dropped(Arc<AtomicUsize>);
     impl Drop for Dropped {
@@ -95,14 +97,17 @@ async fn dropped_calls_are_cancelled_on_the_server() {
         }
     }
     let stopped = Arc::new(AtomicUsize::new(0));
+    let running = Arrivals::new();
     let mut catalog = test_catalog();
-    let flag = stopped.clone();
+    let (flag, arrivals) = (stopped.clone(), running.clone());
     catalog.add_tool(
         mcpd::model::Tool::new("forever", "Runs until stopped.", json!({"type":"object"})),
         move |_a: Map<String, Value>, ctx: mcpd::ToolContext| {
             let guard = Dropped(flag.clone());
+            let arrivals = arrivals.clone();
             async move {
                 let _guard = guard;
+                arrivals.arrive();
                 ctx.progress(1.0, None, None);
                 actix_rt::time::sleep(Duration::from_secs(60)).await;
                 Ok(mcpd::model::CallToolResult::text("finished"))
@@ -119,24 +124,33 @@ async fn dropped_calls_are_cancelled_on_the_server() {
     {
         manager.upsert(ServerRecord::new(id, ConfigDocument::parse(&document).unwrap()));
         let before = stopped.load(Ordering::SeqCst);
-        let call = manager.call_tool(id, "forever", Map::new());
-        assert!(actix_rt::time::timeout(Duration::from_millis(500), call).await.is_err(), "{id}: still running");
-        for _ in 0..100 {
-            if stopped.load(Ordering::SeqCst) > before {
-                break;
-            }
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        let arrived = running.count();
+        {
+            // The call runs until the tool is running on the server; then it is dropped.
+            let call = pin!(manager.call_tool(id, "forever", Map::new()));
+            let what = format!("{id}: the forever tool is running");
+            let started = pin!(running.wait_for(arrived + 1, &what));
+            let raced = futures_util::future::select(call, started).await;
+            assert!(matches!(raced, Either::Right(_)), "{id}: still running");
         }
+        eventually(&format!("{id}: the server stopped the tool"), Duration::from_secs(2), async || {
+            stopped.load(Ordering::SeqCst) > before
+        })
+        .await;
         assert_eq!(stopped.load(Ordering::SeqCst), before + 1, "{id}: the server stopped the tool");
     }
     manager.close().await;
 }
 
-#[path = "support/process.rs"]
-mod process;
+/// Whether a process with this pid exists (a zombie not yet reaped counts as existing).
+fn process_exists(pid: &str) -> bool {
+    let probe = std::process::Command::new("kill").args(["-0", pid]).stderr(std::process::Stdio::null()).status();
+    probe.is_ok_and(|status| status.success())
+}
 
 /// A stdio server (mcpd itself as a child process): listed, called, and started again on the
-/// next call after it exits (here `timeout 2` ends it after two seconds).
+/// next call after it exits (here the test kills it after the first call; its `sh` wrapper
+/// records the pid, then `exec`s mcpd).
 #[actix_rt::test]
 async fn stdio_servers_are_spawned_and_restarted() {
     use mcpd::client::config::StdioCommand;
@@ -157,14 +171,27 @@ async fn stdio_servers_are_spawned_and_restarted() {
     assert_eq!(echo.text(), "over stdio");
     manager.remove("local").await;
 
-    let short_lived =
-        StdioCommand { program: "timeout".into(), args: vec!["2".into(), binary], env: Vec::new(), cwd: None };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("server.pid");
+    let short_lived = StdioCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), r#"echo $$ > "$0"; exec "$1""#.into(), pid_file.to_string_lossy().into_owned(), binary],
+        env: Vec::new(),
+        cwd: None,
+    };
     manager.upsert(ServerRecord::stdio("short", short_lived));
     let listed = manager.test_and_refresh_tools("short").await;
     assert!(listed.is_ok(), "discover + tools/list: {listed:?}");
     let first = manager.call_tool("short", "echo", args(json!({"text":"one"}))).await.unwrap();
     assert_eq!(first.text(), "one");
-    actix_rt::time::sleep(Duration::from_millis(2500)).await;
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    let killed = std::process::Command::new("kill").arg(&pid).status().unwrap();
+    assert!(killed.success(), "kill {pid}: {killed}");
+    // Reaped means the client has seen the exit (it reaps after reading the end of its output).
+    eventually(&format!("the client has reaped the killed server (pid {pid})"), Duration::from_secs(10), async || {
+        !process_exists(&pid)
+    })
+    .await;
     let again = manager.call_tool("short", "echo", args(json!({"text":"two"}))).await;
     assert_eq!(again.map(|r| r.text()).ok().as_deref(), Some("two"), "the exited server was started again");
     manager.close().await;

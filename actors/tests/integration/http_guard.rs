@@ -1,10 +1,9 @@
 //! Status JSON, API keys and the Origin / Host checks that guard every route.
 
-mod common;
-
-use common::*;
 use mcpd::auth::{KeySet, OriginPolicy};
 use serde_json::json;
+
+use crate::support::server::*;
 
 /// `GET /` and `GET /status` return the status JSON.
 #[actix_rt::test]

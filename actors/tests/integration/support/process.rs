@@ -1,20 +1,19 @@
 //! Helpers for tests that drive the real `mcpd` binary (or the `everything` conformance fixture,
-//! `examples/everything.rs`) as a child process: locating (and if needed building) the binary,
-//! an HTTP child that is killed on drop, bounded short-lived runs, and a tiny blocking HTTP/1.1
-//! client over `std::net::TcpStream`.
-//!
-//! Include with `#[path = "support/process.rs"] mod process;`.
-
-#![allow(dead_code)]
+//! `examples/everything.rs`) as a child process: locating the binaries (building the fixture if
+//! needed), an HTTP child that is killed on drop, waiting for a child to announce that it is
+//! ready, bounded short-lived runs, and a tiny blocking HTTP/1.1 client over
+//! `std::net::TcpStream`.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::eventually::poll_until_blocking;
 
 /// How long an HTTP child may take to print its `listening on` line.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -25,18 +24,17 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The line the binary prints on stderr once the HTTP endpoint is bound.
 const LISTENING: &str = "mcpd: listening on http://";
 
-/// The path of `target/<profile>/mcpd`, next to this test executable. The binary belongs to
-/// another workspace member, so `cargo test` does not build it: the first call in a test process
-/// runs `cargo build -p mcpd-actors --bin mcpd` (a no-op when it is up to date).
+/// The `mcpd` binary. It belongs to this test crate's package, so Cargo builds it before the
+/// tests, with the same features, and names it in `CARGO_BIN_EXE_mcpd`.
 pub(crate) fn mcpd_binary() -> PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| built_artifact(&["-p", "mcpd-actors", "--bin", "mcpd"], Path::new("mcpd"))).clone()
+    PathBuf::from(env!("CARGO_BIN_EXE_mcpd"))
 }
 
 /// The path of `target/<profile>/examples/everything`, the conformance fixture
-/// (`examples/everything.rs`). `cargo test --test <name>` does not build examples, so the first
-/// call in a test process runs `cargo build -p mcpd --example everything` (a no-op when it is up
-/// to date), with `--release` when this test executable is a release build.
+/// (`examples/everything.rs`). It belongs to the root package, whose examples `cargo test
+/// --workspace` builds but `cargo test -p mcpd-actors` does not, so the first call in a test
+/// process runs `cargo build -p mcpd --example everything` (a no-op when it is up to date), with
+/// `--release` when this test executable is a release build.
 pub(crate) fn everything_binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
@@ -63,6 +61,11 @@ fn cargo_build(args: &[&str], release: bool) {
     let what = format!("cargo build {}", args.join(" "));
     let mut cmd = Command::new(env!("CARGO"));
     cmd.arg("build").args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_the_test) {
+            cmd.env_remove(&name);
+        }
+    }
     if release {
         cmd.arg("--release");
     }
@@ -73,6 +76,22 @@ fn cargo_build(args: &[&str], release: bool) {
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Whether `cargo test` set this variable for the test process (the package's manifest path and
+/// metadata, the paths of its binaries). A nested cargo must not inherit them: build scripts that
+/// watch one (ring's watches `CARGO_MANIFEST_DIR`) would count as changed and rebuild, with
+/// everything above them up to the fixture, and the next `cargo test` would rebuild them back.
+fn set_by_cargo_for_the_test(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+    ) || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
 }
 
 /// An empty directory used as the default working directory of children, so that no stray
@@ -111,17 +130,6 @@ fn drain<R: std::io::Read + Send + 'static>(mut source: R) -> JoinHandle<Vec<u8>
     })
 }
 
-/// Waits for `child` until `deadline`, polling every 20 ms; `None` on timeout.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
-    loop {
-        match child.try_wait().expect("try_wait") {
-            Some(status) => return Some(status),
-            None if Instant::now() >= deadline => return None,
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
 /// Runs `cmd` to completion: writes `stdin` and closes it, collects stdout and stderr, waits
 /// at most `timeout` (then kills the child and panics with what it printed).
 pub(crate) fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duration) -> Output {
@@ -136,9 +144,9 @@ pub(crate) fn run_with_timeout(cmd: &mut Command, stdin: &[u8], timeout: Duratio
     });
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let status = match wait_until(&mut child, Instant::now() + timeout) {
-        Some(status) => status,
-        None => {
+    let status = match poll_until_blocking(timeout, || child.try_wait().expect("try_wait")) {
+        Ok(status) => status,
+        Err(_) => {
             let _ = child.kill();
             let _ = child.wait();
             let out = stdout.join().unwrap_or_default();
@@ -196,30 +204,9 @@ impl HttpChild {
                 lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
             }
         });
-        let deadline = Instant::now() + STARTUP_TIMEOUT;
-        let port = loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(port) => break port,
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        // Give the reader a moment to collect the last lines.
-                        std::thread::sleep(Duration::from_millis(100));
-                        panic!(
-                            "{cmd:?} exited ({status}) before listening; stderr:\n{}",
-                            stderr.lock().unwrap().join("\n")
-                        );
-                    }
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "{cmd:?} did not print `{LISTENING}…` within {STARTUP_TIMEOUT:?}; stderr:\n{}",
-                        stderr.lock().unwrap().join("\n")
-                    );
-                }
-            }
-        };
+        let port = await_announcement(&mut child, &rx, STARTUP_TIMEOUT, &format!("{cmd:?}"), || {
+            format!("--- stderr ---\n{}", stderr.lock().unwrap_or_else(|p| p.into_inner()).join("\n"))
+        });
         HttpChild { child, port, stderr }
     }
 
@@ -238,6 +225,35 @@ impl Drop for HttpChild {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits until a child that announces on its output that it is ready (with its port or URL)
+/// has done so: `announced` receives what the threads reading its output found. Fails the test
+/// with `output()` when the child exits first, or when `within` passes (then it is killed).
+pub(crate) fn await_announcement<T>(
+    child: &mut Child,
+    announced: &Receiver<T>,
+    within: Duration,
+    what: &str,
+    output: impl Fn() -> String,
+) -> T {
+    let outcome = poll_until_blocking(within, || match announced.try_recv() {
+        Ok(found) => Some(Ok(found)),
+        Err(_) => child.try_wait().ok().flatten().map(Err),
+    });
+    match outcome {
+        Ok(Ok(found)) => found,
+        Ok(Err(status)) => {
+            // The readers stop (and the channel disconnects) at the end of its output.
+            let _ = announced.recv_timeout(Duration::from_secs(1));
+            panic!("{what} exited ({status}) before it was ready; output:\n{}", output())
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not say it was ready within {within:?}; output:\n{}", output())
+        }
     }
 }
 

@@ -2,13 +2,9 @@
 //! logs, server-to-client requests, cancellation, subscriptions, list_changed, resumption with
 //! `Last-Event-ID`, the 2024-11-05 HTTP+SSE transport, and no leaked session actors.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::sse::{open, Event, Response, SseReader};
-use common::*;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::LogLevel;
 use mcpd::model::{CallToolResult, Tool};
@@ -16,10 +12,15 @@ use mcpd::{Catalog, ServerOptions, ToolContext, ToolError};
 use mcpd_actors::{ActorKind, ListenerConfig, SessionConfig, TransportMode};
 use serde_json::{json, Map, Value};
 
+use crate::support::arrivals::Arrivals;
+use crate::support::eventually::eventually;
+use crate::support::server::*;
+use crate::support::sse::{open, Event, Response, SseReader};
+
 const ACCEPT: (&str, &str) = ("accept", "application/json, text/event-stream");
 
-fn session_catalog() -> Catalog {
-    let mut c = test_catalog();
+fn session_catalog(sleeping: &Arrivals) -> Catalog {
+    let mut c = test_catalog_counting(sleeping);
     c.add_tool(
         Tool::new("progress", "Reports progress.", json!({"type":"object"})),
         |_a, ctx: ToolContext| async move {
@@ -62,7 +63,15 @@ fn session_catalog() -> Catalog {
 }
 
 async fn start_sessions(tweak: impl FnOnce(&mut SessionConfig)) -> (TestServer, Arc<LiveCatalog>) {
-    let live = Arc::new(LiveCatalog::new(session_catalog()));
+    start_sessions_counting(&Arrivals::new(), tweak).await
+}
+
+/// As [`start_sessions`], the `sleep` tool counting its calls in `sleeping`.
+async fn start_sessions_counting(
+    sleeping: &Arrivals,
+    tweak: impl FnOnce(&mut SessionConfig),
+) -> (TestServer, Arc<LiveCatalog>) {
+    let live = Arc::new(LiveCatalog::new(session_catalog(sleeping)));
     let server =
         start_live(live.clone(), ServerOptions { sessions: true, ..Default::default() }, |c: &mut ListenerConfig| {
             c.mode = TransportMode::StreamableHttp;
@@ -258,7 +267,8 @@ async fn unanswered_client_requests_time_out() {
 /// session keeps working.
 #[actix_rt::test]
 async fn cancelled_requests_stop_and_get_no_answer() {
-    let (server, _) = start_sessions(|_| {}).await;
+    let sleeping = Arrivals::new();
+    let (server, _) = start_sessions_counting(&sleeping, |_| {}).await;
     let id = initialize(&server).await;
     let long = call(
         &server,
@@ -266,7 +276,7 @@ async fn cancelled_requests_stop_and_get_no_answer() {
         json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}),
     );
     let cancel = async {
-        actix_rt::time::sleep(Duration::from_millis(200)).await;
+        sleeping.wait_for(1, "the call is running in the sleep tool").await;
         call(&server, &id, json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}})).await
     };
     let (long, cancel) = actix_rt::time::timeout(Duration::from_secs(10), futures_util::future::join(long, cancel))
@@ -332,8 +342,9 @@ async fn last_event_id_replays_missed_events() {
         c.remove_tool("echo");
     });
     let seen = stream.next(Duration::from_secs(5)).await.unwrap();
+    // No wait for the server to notice the disconnect: the stream buffers every event it
+    // emits, delivered or not, so the two below are replayed either way.
     drop(stream);
-    actix_rt::time::sleep(Duration::from_millis(100)).await;
     live.update(|c| {
         c.remove_tool("time");
     });
@@ -365,7 +376,11 @@ async fn closed_streams_are_resumed_with_the_result() {
         .await;
     assert_eq!(events.len(), 1, "only the priming event before the close: {events:?}");
     let primed = events[0].id.clone().unwrap();
-    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    // Reconnect once the tool has answered (into the detached stream's buffer).
+    eventually("the poll tool has answered", Duration::from_secs(5), async || {
+        metric(&metrics_text(&server).await, r#"mcpd_tool_calls_total{tool="poll",outcome="ok"}"#) == Some(1.0)
+    })
+    .await;
     let resumed = SseReader::new(get_stream(&server, &id, Some(&primed)).await).all(Duration::from_secs(5)).await;
     let result = resumed.iter().filter(|e| !e.data.is_empty()).map(Event::json).next().expect("the result");
     assert_eq!(result["id"], 5);
@@ -386,12 +401,10 @@ async fn idle_sessions_expire_and_the_cap_is_enforced() {
     let full = post(&server, &[ACCEPT], &body).await;
     assert_eq!(full.status, 503);
     assert!(full.json()["error"]["message"].as_str().unwrap().contains("limit is 2"));
-    for _ in 0..100 {
-        if server.runtime.live_sessions() == 0 {
-            break;
-        }
-        actix_rt::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("both idle sessions have expired", Duration::from_secs(5), async || {
+        server.runtime.live_sessions() == 0
+    })
+    .await;
     assert_eq!(call(&server, &a, json!({"jsonrpc":"2.0","id":2,"method":"ping"})).await.status, 404);
     assert_eq!(metric(&metrics_text(&server).await, "mcpd_sessions_expired_total"), Some(2.0));
     initialize(&server).await;
@@ -459,15 +472,16 @@ async fn thousands_of_sessions_leave_no_actor_behind() {
     }
     let text = metrics_text(&server).await;
     assert_eq!(metric(&text, "mcpd_sessions_opened_total"), Some(2000.0));
-    let mut live = None;
-    for _ in 0..200 {
+    let live = eventually("no session or tool executor actor is live", Duration::from_secs(10), async || {
         let text = metrics_text(&server).await;
-        live = metric(&text, "mcpd_actors_live{kind=\"session\"}");
+        let live = metric(&text, "mcpd_actors_live{kind=\"session\"}");
         if live == Some(0.0) && metric(&text, "mcpd_actors_live{kind=\"tool_executor\"}") == Some(0.0) {
-            break;
+            Ok(live)
+        } else {
+            Err(text)
         }
-        actix_rt::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
     let text = metrics_text(&server).await;
     assert_eq!(live, Some(0.0), "{text}");
     assert_eq!(metric(&text, "mcpd_actors_live{kind=\"tool_executor\"}"), Some(0.0));
