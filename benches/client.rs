@@ -7,6 +7,8 @@
 //! (env: MCPD_BENCH_CONCURRENCY, MCPD_BENCH_SECONDS, MCPD_BENCH_ROUNDS). Figures are written to
 //! `target/bench/client.json`. Target: client ≥ 0.85× raw.
 
+#![allow(clippy::expect_used, reason = "a bench that cannot start its servers stops with the reason")]
+
 #[path = "support/mod.rs"]
 mod support;
 

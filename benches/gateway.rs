@@ -9,6 +9,8 @@
 //! `target/bench/gateway.json`. A gateway call is two HTTP exchanges where the direct call is
 //! one, on the same two cores, so about 0.5× direct is the ceiling.
 
+#![allow(clippy::expect_used, reason = "a bench that cannot start its servers stops with the reason")]
+
 #[path = "support/mod.rs"]
 mod support;
 

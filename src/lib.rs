@@ -20,6 +20,8 @@
 //! - [`auth`] — API keys (constant-time) and Origin / Host checks.
 //! - [`builtin`] — the tools a fresh `mcpd` serves (`echo`, `time`).
 
+#![forbid(unsafe_code)]
+
 pub mod auth;
 pub mod builtin;
 pub mod catalog;

@@ -16,6 +16,8 @@
 //! that must act while a call runs awaits the tool's signal (`support::arrivals`); one that waits
 //! for an effect polls it with a deadline (`support::eventually`); none sleeps and hopes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails loudly on what it did not expect")]
+
 mod support;
 
 mod catalog;

@@ -401,10 +401,8 @@ async fn idle_sessions_expire_and_the_cap_is_enforced() {
     let full = post(&server, &[ACCEPT], &body).await;
     assert_eq!(full.status, 503);
     assert!(full.json()["error"]["message"].as_str().unwrap().contains("limit is 2"));
-    eventually("both idle sessions have expired", Duration::from_secs(5), async || {
-        server.runtime.live_sessions() == 0
-    })
-    .await;
+    eventually("both idle sessions have expired", Duration::from_secs(5), async || server.runtime.live_sessions() == 0)
+        .await;
     assert_eq!(call(&server, &a, json!({"jsonrpc":"2.0","id":2,"method":"ping"})).await.status, 404);
     assert_eq!(metric(&metrics_text(&server).await, "mcpd_sessions_expired_total"), Some(2.0));
     initialize(&server).await;

@@ -108,7 +108,9 @@ impl GroupGuard {
         if let Some(pgid) = self.pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
             // Never 0 (our own group) or 1; the child was spawned as the leader of its own group.
             if pgid > 1 {
-                // SAFETY: killpg only sends a signal; the group is the command's own.
+                // SAFETY: killpg only sends a signal; the group is the command's own. This is the
+                // one unsafe block of the workspace (the lint denies any other).
+                #[allow(unsafe_code, reason = "libc::killpg: a timed-out command dies with its process group")]
                 unsafe {
                     libc::killpg(pgid, libc::SIGKILL);
                 }
