@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::rounds::Rounds;
+use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::ProtocolError;
@@ -70,10 +70,10 @@ impl McpServer {
         let name = name_param(&params, "tools/call")?;
         let arguments = take_arguments(&mut params, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
-        let operation = format!("tools/call:{name}");
+        let operation = Operation { method: "tools/call", name: &name };
         let handler = &entry.handler;
         let rounds = self
-            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .run_rounds(scope, operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
         result_of(rounds, |message| to_object(&CallToolResult::error(message)))
     }
@@ -93,10 +93,10 @@ impl McpServer {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
-        let operation = format!("prompts/get:{name}");
+        let operation = Operation { method: "prompts/get", name: &name };
         let handler = &entry.handler;
         let rounds = self
-            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .run_rounds(scope, operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
         result_of(rounds, internal)
     }
@@ -112,9 +112,9 @@ impl McpServer {
             .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
         let (handler, variables) =
             catalog.resolve_resource(&uri).ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
-        let operation = format!("resources/read:{uri}");
+        let operation = Operation { method: "resources/read", name: &uri };
         let rounds = self
-            .run_rounds(scope, &operation, &Map::new(), &mut params, |ctx| {
+            .run_rounds(scope, operation, &Map::new(), &mut params, |ctx| {
                 handler.read(uri.clone(), variables.clone(), ctx)
             })
             .await?;

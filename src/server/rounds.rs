@@ -18,6 +18,23 @@ use crate::version::Era;
 /// How many times one request may ask the client for input before it is stopped.
 pub const MAX_INPUT_ROUNDS: usize = 8;
 
+/// What a handler's rounds serve, `METHOD:NAME` (`tools/call:echo`): a sealed `requestState`
+/// is bound to it and failure messages name it. Written out only when one of those needs the
+/// text, not on every call.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Operation<'a> {
+    /// The request's method.
+    pub(super) method: &'static str,
+    /// The tool or prompt name, or the resource URI.
+    pub(super) name: &'a str,
+}
+
+impl std::fmt::Display for Operation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.method, self.name)
+    }
+}
+
 /// How a handler's rounds ended.
 pub(super) enum Rounds<T> {
     /// It produced its result.
@@ -39,7 +56,7 @@ impl McpServer {
     pub(super) async fn run_rounds<T>(
         &self,
         scope: &Scope,
-        operation: &str,
+        operation: Operation<'_>,
         arguments: &Map<String, Value>,
         params: &mut Map<String, Value>,
         call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
@@ -52,7 +69,7 @@ impl McpServer {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
                 self.sealer
-                    .open(&token, operation, arguments)
+                    .open(&token, &operation.to_string(), arguments)
                     .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
             )),
             Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
@@ -90,7 +107,8 @@ impl McpServer {
                 result.insert("resultType".into(), json!("input_required"));
                 result.insert("inputRequests".into(), Value::Object(requests));
                 if let Some(next_state) = next_state {
-                    result.insert("requestState".into(), json!(self.sealer.seal(operation, arguments, &next_state)));
+                    let sealed = self.sealer.seal(&operation.to_string(), arguments, &next_state);
+                    result.insert("requestState".into(), json!(sealed));
                 }
                 return Ok(Rounds::InputRequired(result));
             };
@@ -119,5 +137,17 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "panic".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_is_written_as_method_colon_name() {
+        let operation = Operation { method: "tools/call", name: "echo" };
+        assert_eq!(operation.to_string(), "tools/call:echo");
+        assert_eq!(format!("{operation} failed"), "tools/call:echo failed");
     }
 }
