@@ -432,6 +432,19 @@ impl Outgoing<'_> {
     }
 }
 
+/// Serializes a success response around any serializable result (a typed one is written straight
+/// out, with no `Value` built for it); the bytes are those of [`Outgoing::Result`].
+pub fn result_bytes<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a, R: ?Sized> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        result: &'a R,
+    }
+    // As for `Outgoing`: every key is a string, so serializing cannot fail.
+    serde_json::to_vec(&Out { jsonrpc: JSONRPC_VERSION, id, result }).unwrap_or_default()
+}
+
 /// Serializes a notification or a request that we send to the peer.
 pub fn outgoing_message(id: Option<&RequestId>, method: &str, params: Option<&Value>) -> Vec<u8> {
     #[derive(Serialize)]

@@ -8,6 +8,7 @@
 //! | `stateless` | every check of the 2026-07-28 wire ([`McpServer::validate_stateless`]) |
 //! | `scope` | what the transport established about a request ([`Scope`]) |
 //! | `execute` | dispatch, era shaping, the time limit ([`McpServer::execute`]) |
+//! | `reply` | a request's result, a tool call's kept typed until it is written ([`Reply`]) |
 //! | `operation` | `tools/call`, `prompts/get`, `resources/read`, `completion/complete` |
 //! | `rounds` | multi round-trip requests (input from the client) |
 //! | `list` | the `*/list` results and their cursors |
@@ -20,6 +21,7 @@ mod list;
 mod method;
 mod operation;
 mod options;
+mod reply;
 mod rounds;
 mod route;
 mod scope;
@@ -29,6 +31,7 @@ pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome
 pub use interest::{Announcement, Interest, Subscription};
 pub use method::{cancelled_request, Method, CANCELLED};
 pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, DEFAULT_PAGE_SIZE};
+pub use reply::Reply;
 pub use rounds::MAX_INPUT_ROUNDS;
 pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, SessionSupport};
 pub use scope::Scope;

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::reply::Reply;
 use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
@@ -60,13 +61,14 @@ fn internal(message: String) -> Result<Map<String, Value>, ProtocolError> {
 
 impl McpServer {
     /// `tools/call` of `tool` (resolved by the caller from the same catalog snapshot, so the
-    /// metrics can label the call without a second lookup).
+    /// metrics can label the call without a second lookup): the tool's result, shaped for the
+    /// scope's era and kept typed until it is written out (a tool result has no caching hints).
     pub(super) async fn call_tool(
         &self,
         mut params: Map<String, Value>,
         scope: &Scope,
         tool: Option<&ToolEntry>,
-    ) -> Result<Map<String, Value>, ProtocolError> {
+    ) -> Result<Reply, ProtocolError> {
         let name = name_param(&params, "tools/call")?;
         let arguments = take_arguments(&mut params, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
@@ -75,7 +77,13 @@ impl McpServer {
         let rounds = self
             .run_rounds(scope, operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
-        result_of(rounds, |message| to_object(&CallToolResult::error(message)))
+        let era = scope.version.era();
+        Ok(match rounds {
+            Rounds::Complete(result) => Reply::tool(result, era),
+            Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
+            // Only on the stateless wire, and already `"resultType": "input_required"`.
+            Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+        })
     }
 
     pub(super) async fn get_prompt(

@@ -10,12 +10,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
-    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted,
+    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, Reply,
     RoutingHeaders, Scope, SessionSupport,
 };
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
-use serde_json::Value;
 
 use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
 use super::stream::sse;
@@ -126,9 +125,9 @@ async fn answer_legacy(
     request: Request,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
-) -> Result<Value, ProtocolError> {
+) -> Result<Reply, ProtocolError> {
     if Method::parse(&request.method) == Method::Initialize {
-        return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
+        return state.server.initialize(request.params.as_ref()).map(|handshake| Reply::Value(handshake.result));
     }
     let version = match legacy_http_version(routing.protocol_version) {
         Ok(version) => version,

@@ -2,10 +2,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
+use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use serde_json::Value;
+use serde::Serialize;
 
 const JSON: &str = "application/json";
 
@@ -18,9 +18,9 @@ pub(crate) fn json_bytes(code: u16, body: Vec<u8>) -> HttpResponse {
     HttpResponse::build(status(code)).content_type(JSON).body(body)
 }
 
-/// A success response.
-pub(crate) fn result_response(id: &RequestId, result: &Value) -> HttpResponse {
-    json_bytes(200, Outgoing::Result { id, result }.to_vec())
+/// A success response (a typed [`mcpd::server::Reply`] is serialized straight into the body).
+pub(crate) fn result_response<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
+    json_bytes(200, jsonrpc::result_bytes(id, result))
 }
 
 /// A protocol error with the status its era gives it.

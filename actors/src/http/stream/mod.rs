@@ -21,10 +21,9 @@ use actix::Addr;
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use mcpd::jsonrpc::RequestId;
-use mcpd::server::encode_answer;
+use mcpd::server::{encode_answer, Reply};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::oneshot;
 
@@ -33,7 +32,7 @@ use crate::session::{BusyGuard, DetachStream, Emit, OpenStream, Session};
 
 /// What a request came to: its result or error, or `None` when it was cancelled (a cancelled
 /// request gets no answer).
-pub(crate) type Answer = Option<Result<Value, ProtocolError>>;
+pub(crate) type Answer = Option<Result<Reply, ProtocolError>>;
 
 /// A running request whose answer may be streamed.
 pub(super) struct Exchange<F> {
