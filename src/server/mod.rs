@@ -6,6 +6,7 @@
 //! | `method` | the [`Method`] enum: dispatch, the stateless method table, metrics labels |
 //! | `route` | era selection and the HTTP endpoint's routing decision ([`route_post`]) |
 //! | `stateless` | every check of the 2026-07-28 wire ([`McpServer::validate_stateless`]) |
+//! | `meta` | the members of a request's `_meta` that era and validation read, in one pass |
 //! | `scope` | what the transport established about a request ([`Scope`]) |
 //! | `execute` | dispatch, era shaping, the time limit ([`McpServer::execute`]) |
 //! | `reply` | a request's result, a tool call's kept typed until it is written ([`Reply`]) |
@@ -18,6 +19,7 @@
 mod execute;
 mod interest;
 mod list;
+mod meta;
 mod method;
 mod operation;
 mod options;
