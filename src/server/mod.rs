@@ -11,11 +11,13 @@
 //! | `execute` | dispatch, era shaping, the time limit ([`McpServer::execute`]) |
 //! | `reply` | a request's result, a tool call's kept typed until it is written ([`Reply`]) |
 //! | `operation` | `tools/call`, `prompts/get`, `resources/read`, `completion/complete` |
+//! | `call_params` | the members of a call's params that serving reads, taken in one pass |
 //! | `rounds` | multi round-trip requests (input from the client) |
 //! | `list` | the `*/list` results and their cursors |
 //! | `interest` | catalog changes a client hears about, and their notifications |
 //! | `options` | server settings and caching hints |
 
+mod call_params;
 mod execute;
 mod interest;
 mod list;

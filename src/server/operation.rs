@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::call_params::CallParams;
 use super::reply::Reply;
 use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
@@ -17,21 +18,12 @@ pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c C
     params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
 }
 
-/// Takes the `arguments` object out of `params` (`{}` when absent or null).
-fn take_arguments(params: &mut Map<String, Value>, method: &str) -> Result<Map<String, Value>, ProtocolError> {
-    match params.remove("arguments") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(arguments)) => Ok(arguments),
-        Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
-    }
-}
-
-/// The string `name` param.
-fn name_param(params: &Map<String, Value>, method: &str) -> Result<String, ProtocolError> {
-    match params.get("name") {
-        Some(Value::String(name)) => Ok(name.clone()),
-        _ => Err(ProtocolError::InvalidParams(format!("{method} needs a string name"))),
-    }
+/// Takes a tool's or prompt's params apart; the `name` must be a string.
+fn named_call(params: Map<String, Value>, method: &str) -> Result<(String, CallParams), ProtocolError> {
+    let mut call = CallParams::take(params, "name");
+    let name =
+        call.target_string().ok_or_else(|| ProtocolError::InvalidParams(format!("{method} needs a string name")))?;
+    Ok((name, call))
 }
 
 fn to_object<T: Serialize>(value: &T) -> Result<Map<String, Value>, ProtocolError> {
@@ -65,17 +57,17 @@ impl McpServer {
     /// scope's era and kept typed until it is written out (a tool result has no caching hints).
     pub(super) async fn call_tool(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
-        let name = name_param(&params, "tools/call")?;
-        let arguments = take_arguments(&mut params, "tools/call")?;
+        let (name, mut call) = named_call(params, "tools/call")?;
+        let arguments = call.take_arguments("tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let operation = Operation { method: "tools/call", name: &name };
         let handler = &entry.handler;
         let rounds = self
-            .run_rounds(scope, operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .run_rounds(scope, operation, &arguments, call.rounds, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
         let era = scope.version.era();
         Ok(match rounds {
@@ -88,14 +80,14 @@ impl McpServer {
 
     pub(super) async fn get_prompt(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let name = name_param(&params, "prompts/get")?;
+        let (name, mut call) = named_call(params, "prompts/get")?;
         let entry =
             catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
-        let arguments = take_arguments(&mut params, "prompts/get")?;
+        let arguments = call.take_arguments("prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
@@ -104,25 +96,26 @@ impl McpServer {
         let operation = Operation { method: "prompts/get", name: &name };
         let handler = &entry.handler;
         let rounds = self
-            .run_rounds(scope, operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
+            .run_rounds(scope, operation, &arguments, call.rounds, |ctx| handler.call(arguments.clone(), ctx))
             .await?;
         result_of(rounds, internal)
     }
 
     pub(super) async fn read_resource(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let uri = super::method::uri_param(Some(&params))
-            .map(str::to_owned)
+        let mut call = CallParams::take(params, "uri");
+        let uri = call
+            .target_string()
             .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
         let (handler, variables) =
             catalog.resolve_resource(&uri).ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
         let operation = Operation { method: "resources/read", name: &uri };
         let rounds = self
-            .run_rounds(scope, operation, &Map::new(), &mut params, |ctx| {
+            .run_rounds(scope, operation, &Map::new(), call.rounds, |ctx| {
                 handler.read(uri.clone(), variables.clone(), ctx)
             })
             .await?;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use serde_json::{json, Map, Value};
 
+use super::call_params::RoundInputs;
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, ToolError};
 use crate::context::ToolContext;
@@ -48,8 +49,8 @@ pub(super) enum Rounds<T> {
 impl McpServer {
     /// Runs a handler until it completes, fails, or (on the stateless wire) needs input.
     ///
-    /// Takes `inputResponses` and `requestState` (verified against `operation` and `arguments`)
-    /// out of `params`. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
+    /// Reads `inputResponses` and `requestState` (verified against `operation` and `arguments`)
+    /// from the call's round inputs. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
     /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result is
     /// `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
     /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
@@ -58,14 +59,14 @@ impl McpServer {
         scope: &Scope,
         operation: Operation<'_>,
         arguments: &Map<String, Value>,
-        params: &mut Map<String, Value>,
+        inputs: RoundInputs,
         call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
     ) -> Result<Rounds<T>, ProtocolError> {
-        let mut responses = match params.remove("inputResponses") {
+        let mut responses = match inputs.input_responses {
             Some(Value::Object(responses)) => Some(Arc::new(responses)),
             _ => None,
         };
-        let mut state = match params.remove("requestState") {
+        let mut state = match inputs.request_state {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
                 self.sealer
@@ -74,7 +75,7 @@ impl McpServer {
             )),
             Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
         };
-        let base = scope.context(params);
+        let base = scope.context(inputs.meta);
         for _ in 0..MAX_INPUT_ROUNDS {
             let context = base.clone().with_input(responses.clone(), state.clone());
             let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {

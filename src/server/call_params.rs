@@ -1,0 +1,108 @@
+//! What a `tools/call`, `prompts/get` or `resources/read` carries: the members of its params
+//! object that serving it reads, moved out of the object in one pass over its entries.
+//!
+//! `Map::get` and `Map::remove` hash their key (SipHash: serde_json's `preserve_order` map), and a
+//! call used five of them (`name`, `arguments`, `_meta`, `inputResponses`, `requestState`); a
+//! params object holds a handful of members, so matching their names while taking the object
+//! apart costs a fraction of that. Members not listed here are dropped: no handler sees them.
+
+use serde_json::{Map, Value};
+
+use crate::error::ProtocolError;
+
+/// What the rounds machinery takes from the params: the handler's `_meta` and the MRTR retry
+/// members.
+#[derive(Debug, Default)]
+pub(super) struct RoundInputs {
+    /// `_meta`.
+    pub(super) meta: Option<Value>,
+    /// `inputResponses`.
+    pub(super) input_responses: Option<Value>,
+    /// `requestState`.
+    pub(super) request_state: Option<Value>,
+}
+
+/// A call's params, taken apart.
+#[derive(Debug, Default)]
+pub(super) struct CallParams {
+    /// The member that names what is called: `name` (tools, prompts) or `uri` (resources).
+    pub(super) target: Option<Value>,
+    /// `arguments`.
+    pub(super) arguments: Option<Value>,
+    /// The rest that serving reads.
+    pub(super) rounds: RoundInputs,
+}
+
+impl CallParams {
+    /// Takes `params` apart; `target` is the name of the member that names what is called.
+    pub(super) fn take(params: Map<String, Value>, target: &str) -> Self {
+        let mut taken = CallParams::default();
+        for (key, value) in params {
+            let slot = match key.as_str() {
+                key if key == target => &mut taken.target,
+                "arguments" => &mut taken.arguments,
+                "_meta" => &mut taken.rounds.meta,
+                "inputResponses" => &mut taken.rounds.input_responses,
+                "requestState" => &mut taken.rounds.request_state,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        taken
+    }
+
+    /// Moves the target out when it is a string.
+    pub(super) fn target_string(&mut self) -> Option<String> {
+        match self.target.take() {
+            Some(Value::String(target)) => Some(target),
+            _ => None,
+        }
+    }
+
+    /// Moves the `arguments` object out (`{}` when absent or null).
+    ///
+    /// # Errors
+    /// `-32602` when `arguments` is something else.
+    pub(super) fn take_arguments(&mut self, method: &str) -> Result<Map<String, Value>, ProtocolError> {
+        match self.arguments.take() {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(arguments)) => Ok(arguments),
+            Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_member_lands_in_its_slot_and_others_are_dropped() {
+        let params = json!({
+            "name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": 1},
+            "inputResponses": {"a": {}}, "requestState": "s", "uri": "file:///x", "other": 1
+        });
+        let taken = CallParams::take(params.as_object().cloned().unwrap(), "name");
+        assert_eq!(taken.target, Some(json!("echo")));
+        assert_eq!(taken.arguments, Some(json!({"text": "hi"})));
+        assert_eq!(taken.rounds.meta, Some(json!({"progressToken": 1})));
+        assert_eq!(taken.rounds.input_responses, Some(json!({"a": {}})));
+        assert_eq!(taken.rounds.request_state, Some(json!("s")));
+        let by_uri = CallParams::take(params.as_object().cloned().unwrap(), "uri");
+        assert_eq!(by_uri.target, Some(json!("file:///x")));
+        let empty = CallParams::take(Map::new(), "name");
+        assert!(empty.target.is_none() && empty.arguments.is_none() && empty.rounds.meta.is_none());
+    }
+
+    #[test]
+    fn only_a_string_target_and_an_object_or_absent_arguments_are_taken() {
+        let mut numeric = CallParams::take(json!({"name": 5, "arguments": null}).as_object().cloned().unwrap(), "name");
+        assert_eq!(numeric.target_string(), None);
+        assert_eq!(numeric.take_arguments("tools/call").unwrap(), Map::new());
+        let mut listed = CallParams::take(json!({"name": "x", "arguments": [1]}).as_object().cloned().unwrap(), "name");
+        assert_eq!(listed.target_string().as_deref(), Some("x"));
+        let err = listed.take_arguments("tools/call").unwrap_err();
+        assert_eq!(err, ProtocolError::InvalidParams("tools/call arguments must be an object".into()));
+    }
+}
