@@ -50,25 +50,17 @@ impl CallParams {
         }
         taken
     }
+}
 
-    /// Moves the target out when it is a string.
-    pub(super) fn target_string(&mut self) -> Option<String> {
-        match self.target.take() {
-            Some(Value::String(target)) => Some(target),
-            _ => None,
-        }
-    }
-
-    /// Moves the `arguments` object out (`{}` when absent or null).
-    ///
-    /// # Errors
-    /// `-32602` when `arguments` is something else.
-    pub(super) fn take_arguments(&mut self, method: &str) -> Result<Map<String, Value>, ProtocolError> {
-        match self.arguments.take() {
-            None | Some(Value::Null) => Ok(Map::new()),
-            Some(Value::Object(arguments)) => Ok(arguments),
-            Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
-        }
+/// A call's `arguments` object (`{}` when absent or null).
+///
+/// # Errors
+/// `-32602` when `arguments` is something else.
+pub(super) fn arguments_object(arguments: Option<Value>, method: &str) -> Result<Map<String, Value>, ProtocolError> {
+    match arguments {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(arguments)) => Ok(arguments),
+        Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
     }
 }
 
@@ -96,13 +88,14 @@ mod tests {
     }
 
     #[test]
-    fn only_a_string_target_and_an_object_or_absent_arguments_are_taken() {
-        let mut numeric = CallParams::take(json!({"name": 5, "arguments": null}).as_object().cloned().unwrap(), "name");
-        assert_eq!(numeric.target_string(), None);
-        assert_eq!(numeric.take_arguments("tools/call").unwrap(), Map::new());
-        let mut listed = CallParams::take(json!({"name": "x", "arguments": [1]}).as_object().cloned().unwrap(), "name");
-        assert_eq!(listed.target_string().as_deref(), Some("x"));
-        let err = listed.take_arguments("tools/call").unwrap_err();
+    fn arguments_must_be_an_object_or_absent() {
+        assert_eq!(arguments_object(None, "tools/call").unwrap(), Map::new());
+        assert_eq!(arguments_object(Some(Value::Null), "tools/call").unwrap(), Map::new());
+        assert_eq!(
+            arguments_object(Some(json!({"a": 1})), "tools/call").unwrap(),
+            *json!({"a": 1}).as_object().unwrap()
+        );
+        let err = arguments_object(Some(json!([1])), "tools/call").unwrap_err();
         assert_eq!(err, ProtocolError::InvalidParams("tools/call arguments must be an object".into()));
     }
 }

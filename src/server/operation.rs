@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::call_params::CallParams;
+use super::call_params::{arguments_object, CallParams};
 use super::reply::Reply;
 use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
@@ -18,12 +18,12 @@ pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c C
     params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
 }
 
-/// Takes a tool's or prompt's params apart; the `name` must be a string.
-fn named_call(params: Map<String, Value>, method: &str) -> Result<(String, CallParams), ProtocolError> {
-    let mut call = CallParams::take(params, "name");
-    let name =
-        call.target_string().ok_or_else(|| ProtocolError::InvalidParams(format!("{method} needs a string name")))?;
-    Ok((name, call))
+/// The string `name` of a tool or prompt call.
+fn name_param(target: Option<Value>, method: &str) -> Result<String, ProtocolError> {
+    match target {
+        Some(Value::String(name)) => Ok(name),
+        _ => Err(ProtocolError::InvalidParams(format!("{method} needs a string name"))),
+    }
 }
 
 fn to_object<T: Serialize>(value: &T) -> Result<Map<String, Value>, ProtocolError> {
@@ -55,20 +55,24 @@ impl McpServer {
     /// `tools/call` of `tool` (resolved by the caller from the same catalog snapshot, so the
     /// metrics can label the call without a second lookup): the tool's result, shaped for the
     /// scope's era and kept typed until it is written out (a tool result has no caching hints).
+    ///
+    /// Like the other calls, it takes its params apart before its first await, so that only
+    /// what the handler's rounds need is kept in its future.
     pub(super) async fn call_tool(
         &self,
         params: Map<String, Value>,
         scope: &Scope,
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
-        let (name, mut call) = named_call(params, "tools/call")?;
-        let arguments = call.take_arguments("tools/call")?;
+        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let name = name_param(target, "tools/call")?;
+        let arguments = arguments_object(arguments, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let operation = Operation { method: "tools/call", name: &name };
+        let start = self.start_rounds(scope, operation, &arguments, rounds)?;
         let handler = &entry.handler;
-        let rounds = self
-            .run_rounds(scope, operation, &arguments, call.rounds, |ctx| handler.call(arguments.clone(), ctx))
-            .await?;
+        let rounds =
+            self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
         let era = scope.version.era();
         Ok(match rounds {
             Rounds::Complete(result) => Reply::tool(result, era),
@@ -84,20 +88,21 @@ impl McpServer {
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let (name, mut call) = named_call(params, "prompts/get")?;
+        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let name = name_param(target, "prompts/get")?;
         let entry =
             catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
-        let arguments = call.take_arguments("prompts/get")?;
+        let arguments = arguments_object(arguments, "prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
         let operation = Operation { method: "prompts/get", name: &name };
+        let start = self.start_rounds(scope, operation, &arguments, rounds)?;
         let handler = &entry.handler;
-        let rounds = self
-            .run_rounds(scope, operation, &arguments, call.rounds, |ctx| handler.call(arguments.clone(), ctx))
-            .await?;
+        let rounds =
+            self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
         result_of(rounds, internal)
     }
 
@@ -107,17 +112,18 @@ impl McpServer {
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let mut call = CallParams::take(params, "uri");
-        let uri = call
-            .target_string()
-            .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
+        let CallParams { target, rounds, .. } = CallParams::take(params, "uri");
+        let uri = match target {
+            Some(Value::String(uri)) => uri,
+            _ => return Err(ProtocolError::InvalidParams("resources/read needs a string uri".into())),
+        };
         let (handler, variables) =
             catalog.resolve_resource(&uri).ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
         let operation = Operation { method: "resources/read", name: &uri };
+        let no_arguments = Map::new();
+        let start = self.start_rounds(scope, operation, &no_arguments, rounds)?;
         let rounds = self
-            .run_rounds(scope, operation, &Map::new(), call.rounds, |ctx| {
-                handler.read(uri.clone(), variables.clone(), ctx)
-            })
+            .run_rounds(scope, operation, &no_arguments, start, |ctx| handler.read(uri.clone(), variables.clone(), ctx))
             .await?;
         match rounds {
             Rounds::Complete(result) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri }),

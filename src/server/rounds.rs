@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::call_params::RoundInputs;
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, ToolError};
-use crate::context::ToolContext;
+use crate::context::{Peer, ToolContext};
 use crate::error::ProtocolError;
 use crate::version::Era;
 
@@ -46,27 +46,32 @@ pub(super) enum Rounds<T> {
     InputRequired(Map<String, Value>),
 }
 
+/// Where a handler's first round starts: its context, and the client's answers and the state
+/// a retried request carries back (`inputResponses`, `requestState`).
+pub(super) struct RoundStart {
+    base: ToolContext,
+    responses: Option<Arc<Map<String, Value>>>,
+    state: Option<Arc<Value>>,
+}
+
 impl McpServer {
-    /// Runs a handler until it completes, fails, or (on the stateless wire) needs input.
+    /// Reads the round inputs of a call: `inputResponses`, and `requestState` (verified against
+    /// `operation` and `arguments`); the call's `_meta` goes into the handler's context.
     ///
-    /// Reads `inputResponses` and `requestState` (verified against `operation` and `arguments`)
-    /// from the call's round inputs. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
-    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result is
-    /// `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
-    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
-    pub(super) async fn run_rounds<T>(
+    /// # Errors
+    /// `-32602` for a `requestState` that is not a string or does not verify.
+    pub(super) fn start_rounds(
         &self,
         scope: &Scope,
         operation: Operation<'_>,
         arguments: &Map<String, Value>,
         inputs: RoundInputs,
-        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
-    ) -> Result<Rounds<T>, ProtocolError> {
-        let mut responses = match inputs.input_responses {
+    ) -> Result<RoundStart, ProtocolError> {
+        let responses = match inputs.input_responses {
             Some(Value::Object(responses)) => Some(Arc::new(responses)),
             _ => None,
         };
-        let mut state = match inputs.request_state {
+        let state = match inputs.request_state {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
                 self.sealer
@@ -75,7 +80,25 @@ impl McpServer {
             )),
             Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
         };
-        let base = scope.context(inputs.meta);
+        Ok(RoundStart { base: scope.context(inputs.meta), responses, state })
+    }
+
+    /// Runs a handler from `start` until it completes, fails, or (on the stateless wire) needs
+    /// input.
+    ///
+    /// When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
+    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result
+    /// is `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
+    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
+    pub(super) async fn run_rounds<T>(
+        &self,
+        scope: &Scope,
+        operation: Operation<'_>,
+        arguments: &Map<String, Value>,
+        start: RoundStart,
+        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
+    ) -> Result<Rounds<T>, ProtocolError> {
+        let RoundStart { base, mut responses, mut state } = start;
         for _ in 0..MAX_INPUT_ROUNDS {
             let context = base.clone().with_input(responses.clone(), state.clone());
             let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {
@@ -113,22 +136,31 @@ impl McpServer {
                 }
                 return Ok(Rounds::InputRequired(result));
             };
-            let mut answers = Map::new();
-            for (key, request) in requests {
-                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                match peer.request(&method, request_params).await {
-                    Ok(answer) => answers.insert(key, answer),
-                    Err(error) => {
-                        return Ok(Rounds::Failed(format!("the client could not answer {method}: {}", error.message)))
-                    }
-                };
+            // Boxed: asking the client is the rare path, and its state would otherwise make
+            // every call's future larger.
+            match Box::pin(ask_client(peer.as_ref(), requests)).await {
+                Ok(answers) => responses = Some(Arc::new(answers)),
+                Err(message) => return Ok(Rounds::Failed(message)),
             }
-            responses = Some(Arc::new(answers));
             state = next_state.map(Arc::new);
         }
         Ok(Rounds::Failed(format!("{operation} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
+}
+
+/// Asks the client a handler's input requests, in order: their answers by key, or the failure
+/// of the first the client could not answer.
+async fn ask_client(peer: &dyn Peer, requests: Map<String, Value>) -> Result<Map<String, Value>, String> {
+    let mut answers = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+        match peer.request(&method, request_params).await {
+            Ok(answer) => answers.insert(key, answer),
+            Err(error) => return Err(format!("the client could not answer {method}: {}", error.message)),
+        };
+    }
+    Ok(answers)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -199,7 +199,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
     let id = request.id.clone();
-    let execution = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
+    let execution = Box::pin(run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state)));
     let exchange = Exchange { id, era: Era::Stateful, execution, messages, close: Some(close) };
     respond(exchange, move || SessionSink::open(handle.session, busy)).await
 }

@@ -16,6 +16,7 @@
 pub(crate) mod sse;
 
 use std::future::Future;
+use std::pin::Pin;
 
 use actix::Addr;
 use actix_web::HttpResponse;
@@ -40,8 +41,9 @@ pub(super) struct Exchange<F> {
     pub(super) id: RequestId,
     /// The era its errors are numbered for.
     pub(super) era: Era,
-    /// The request's work.
-    pub(super) execution: F,
+    /// The request's work, boxed by whoever starts the exchange (this is the rare path: kept
+    /// inline, its state would make every request's future larger).
+    pub(super) execution: Pin<Box<F>>,
     /// What the request sends the client before its answer (serialized JSON-RPC messages).
     pub(super) messages: UnboundedReceiver<Vec<u8>>,
     /// Fired when the request asks to close its stream's connection early (sessions).
@@ -77,8 +79,7 @@ where
     O: FnOnce() -> OF,
     OF: Future<Output = Result<(S, HttpResponse), HttpResponse>>,
 {
-    let Exchange { id, era, execution, mut messages, mut close } = exchange;
-    let mut execution = Box::pin(execution);
+    let Exchange { id, era, mut execution, mut messages, mut close } = exchange;
     let start = tokio::select! {
         biased;
         answer = &mut execution => match messages.try_recv() {
