@@ -14,6 +14,7 @@ use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, ToolError};
 use crate::context::{Peer, ToolContext};
 use crate::error::ProtocolError;
+use crate::mrtr::InputRequired;
 use crate::version::Era;
 
 /// How many times one request may ask the client for input before it is stopped.
@@ -84,12 +85,7 @@ impl McpServer {
     }
 
     /// Runs a handler from `start` until it completes, fails, or (on the stateless wire) needs
-    /// input.
-    ///
-    /// When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
-    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result
-    /// is `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
-    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
+    /// input: see [`McpServer::next_round`] for what happens when it asks for input.
     pub(super) async fn run_rounds<T>(
         &self,
         scope: &Scope,
@@ -98,10 +94,10 @@ impl McpServer {
         start: RoundStart,
         call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
     ) -> Result<Rounds<T>, ProtocolError> {
-        let RoundStart { base, mut responses, mut state } = start;
+        let mut start = start;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let context = base.clone().with_input(responses.clone(), state.clone());
-            let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {
+            let context = start.base.clone().with_input(start.responses.clone(), start.state.clone());
+            let input = match AssertUnwindSafe(call(context)).catch_unwind().await {
                 Ok(Ok(done)) => return Ok(Rounds::Complete(done)),
                 Ok(Err(ToolError::Failed(message))) => return Ok(Rounds::Failed(message)),
                 Ok(Err(ToolError::Protocol(error))) => return Err(error),
@@ -111,41 +107,69 @@ impl McpServer {
                     return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
                 }
             };
-            let stateless = scope.version.era() == Era::Stateless;
-            if !stateless && scope.peer.is_none() {
-                return Ok(Rounds::Failed(format!(
-                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
-                     use a session (-s) or the 2026-07-28 wire"
-                )));
-            }
-            let missing = input.retain_supported(|capability| base.client_supports(capability));
-            if input.requests().is_empty() {
-                if missing.is_empty() {
-                    return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
-                }
-                return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
-            }
-            let (requests, next_state) = input.into_parts();
-            let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
-                let mut result = Map::new();
-                result.insert("resultType".into(), json!("input_required"));
-                result.insert("inputRequests".into(), Value::Object(requests));
-                if let Some(next_state) = next_state {
-                    let sealed = self.sealer.seal(&operation.to_string(), arguments, &next_state);
-                    result.insert("requestState".into(), json!(sealed));
-                }
-                return Ok(Rounds::InputRequired(result));
+            let (peer, requests, next_state) = match self.next_round(scope, operation, arguments, &start, input)? {
+                NextRound::Stop(rounds) => return Ok(rounds),
+                NextRound::Ask { peer, requests, next_state } => (peer, requests, next_state),
             };
             // Boxed: asking the client is the rare path, and its state would otherwise make
             // every call's future larger.
             match Box::pin(ask_client(peer.as_ref(), requests)).await {
-                Ok(answers) => responses = Some(Arc::new(answers)),
+                Ok(answers) => start.responses = Some(Arc::new(answers)),
                 Err(message) => return Ok(Rounds::Failed(message)),
             }
-            state = next_state.map(Arc::new);
+            start.state = next_state.map(Arc::new);
         }
         Ok(Rounds::Failed(format!("{operation} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
+
+    /// What follows a handler's request for input ([`crate::mrtr::InputRequired`]): requests for
+    /// capabilities the client did not declare are dropped (none left: `-32021`); on the
+    /// stateless wire the result is `input_required` with a sealed state; with a peer (a session,
+    /// stdio) the server asks the client itself and calls the handler again, at most
+    /// [`MAX_INPUT_ROUNDS`] times; a session-less HTTP request cannot carry input at all.
+    fn next_round<'s, T>(
+        &self,
+        scope: &'s Scope,
+        operation: Operation<'_>,
+        arguments: &Map<String, Value>,
+        start: &RoundStart,
+        mut input: InputRequired,
+    ) -> Result<NextRound<'s, T>, ProtocolError> {
+        let stateless = scope.version.era() == Era::Stateless;
+        if !stateless && scope.peer.is_none() {
+            return Ok(NextRound::Stop(Rounds::Failed(format!(
+                "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
+                 use a session (-s) or the 2026-07-28 wire"
+            ))));
+        }
+        let missing = input.retain_supported(|capability| start.base.client_supports(capability));
+        if input.requests().is_empty() {
+            if missing.is_empty() {
+                return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
+            }
+            return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
+        }
+        let (requests, next_state) = input.into_parts();
+        let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
+            let mut result = Map::new();
+            result.insert("resultType".into(), json!("input_required"));
+            result.insert("inputRequests".into(), Value::Object(requests));
+            if let Some(next_state) = next_state {
+                let sealed = self.sealer.seal(&operation.to_string(), arguments, &next_state);
+                result.insert("requestState".into(), json!(sealed));
+            }
+            return Ok(NextRound::Stop(Rounds::InputRequired(result)));
+        };
+        Ok(NextRound::Ask { peer, requests, next_state })
+    }
+}
+
+/// What a handler's request for input leads to.
+enum NextRound<'s, T> {
+    /// The rounds end here.
+    Stop(Rounds<T>),
+    /// The server asks the client through `peer`, then calls the handler again.
+    Ask { peer: &'s Arc<dyn Peer>, requests: Map<String, Value>, next_state: Option<Value> },
 }
 
 /// Asks the client a handler's input requests, in order: their answers by key, or the failure
