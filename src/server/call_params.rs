@@ -5,10 +5,24 @@
 //! call used five of them (`name`, `arguments`, `_meta`, `inputResponses`, `requestState`); a
 //! params object holds a handful of members, so matching their names while taking the object
 //! apart costs a fraction of that. Members not listed here are dropped: no handler sees them.
+//! For the same reason the checks that read one member of a params object (or of its `_meta`)
+//! before it is taken apart find it with [`member`].
 
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
+
+/// The member `key` of a small object, found by comparing the names of its members rather than
+/// hashing `key`; a larger object is looked up as usual. (An object has each name once, so both
+/// find the same member.)
+pub(super) fn member<'m>(object: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
+    /// Up to this many members a scan compares fewer bytes than SipHash reads.
+    const SCAN_UP_TO: usize = 8;
+    if object.len() > SCAN_UP_TO {
+        return object.get(key);
+    }
+    object.iter().find_map(|(name, value)| (name == key).then_some(value))
+}
 
 /// What the rounds machinery takes from the params: the handler's `_meta` and the MRTR retry
 /// members.
@@ -85,6 +99,18 @@ mod tests {
         assert_eq!(by_uri.target, Some(json!("file:///x")));
         let empty = CallParams::take(Map::new(), "name");
         assert!(empty.target.is_none() && empty.arguments.is_none() && empty.rounds.meta.is_none());
+    }
+
+    #[test]
+    fn a_member_is_found_in_small_and_large_objects_alike() {
+        let small = json!({"name": "echo", "arguments": {}, "_meta": {"progressToken": 1}});
+        let small = small.as_object().unwrap();
+        for key in ["name", "arguments", "_meta", "nam", "names", ""] {
+            assert_eq!(member(small, key), small.get(key), "{key}");
+        }
+        let large: Map<String, Value> = (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
+        assert_eq!(member(&large, "k7"), Some(&json!(7)));
+        assert_eq!(member(&large, "k20"), None);
     }
 
     #[test]

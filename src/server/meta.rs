@@ -8,11 +8,12 @@
 
 use serde_json::{Map, Value};
 
+use super::call_params::member;
 use crate::model::meta_keys;
 
 /// A request's `_meta` object, if its params carry one.
 pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
-    params.and_then(|p| p.get("_meta")).and_then(Value::as_object)
+    params.and_then(|p| member(p, "_meta")).and_then(Value::as_object)
 }
 
 /// The members of a request's `_meta` that serving reads.

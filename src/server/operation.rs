@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::call_params::{arguments_object, CallParams};
+use super::call_params::{arguments_object, member, CallParams};
 use super::reply::Reply;
 use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
@@ -15,7 +15,7 @@ use crate::model::CallToolResult;
 
 /// The tool a `tools/call` names, when the catalog has it.
 pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
-    params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
+    params.and_then(|p| member(p, "name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
 }
 
 /// The string `name` of a tool or prompt call.

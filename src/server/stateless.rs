@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::call_params::member;
 use super::meta::RequestMeta;
 use super::method::Method;
 use super::McpServer;
@@ -187,7 +188,7 @@ fn check_routing_headers(
         None => return Err(ProtocolError::HeaderMismatch("missing Mcp-Method header".into())),
     }
     let Some(name_field) = method.name_param() else { return Ok(()) };
-    let expected = request.params.as_ref().and_then(|p| p.get(name_field)).and_then(Value::as_str);
+    let expected = request.params.as_ref().and_then(|p| member(p, name_field)).and_then(Value::as_str);
     let Some(raw) = headers.name else {
         return Err(ProtocolError::HeaderMismatch("missing Mcp-Name header".into()));
     };
@@ -206,7 +207,7 @@ fn check_routing_headers(
 /// tools and invalid annotations are left to the call itself.
 fn check_param_headers(request: &Request, catalog: &Catalog, headers: &HttpHeaders<'_>) -> Result<(), ProtocolError> {
     let Some(params) = request.params.as_ref() else { return Ok(()) };
-    let Some(name) = params.get("name").and_then(Value::as_str) else { return Ok(()) };
+    let Some(name) = member(params, "name").and_then(Value::as_str) else { return Ok(()) };
     let Some(tool) = catalog.tool(name) else { return Ok(()) };
     let Ok(header_params) = tool.header_params.as_ref() else { return Ok(()) };
     if header_params.is_empty() {
