@@ -193,7 +193,7 @@ fn check_routing_headers(
         return Err(ProtocolError::HeaderMismatch("missing Mcp-Name header".into()));
     };
     let decoded = headers::decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
-    if Some(decoded.as_str()) != expected {
+    if Some(&*decoded) != expected {
         return Err(ProtocolError::HeaderMismatch(format!(
             "Mcp-Name header {decoded:?} does not match params.{name_field}"
         )));
