@@ -26,6 +26,8 @@
 
 #![allow(clippy::print_stdout, reason = "a bench reports on standard output")]
 
+mod bare;
+
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -34,7 +36,8 @@ use std::sync::{mpsc, Arc, RwLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::{web, App, HttpServer};
+use bare::bare_echo;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 use serde_json::{json, Value};
@@ -210,16 +213,6 @@ struct Running {
     bare: actix_web::dev::ServerHandle,
     http: Mcpd,
     streamable: Mcpd,
-}
-
-async fn bare_echo(body: web::Bytes) -> HttpResponse {
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(value) => match serde_json::to_vec(&value) {
-            Ok(bytes) => HttpResponse::Ok().content_type("application/json").body(bytes),
-            Err(e) => HttpResponse::InternalServerError().body(e.to_string()),
-        },
-        Err(e) => HttpResponse::BadRequest().body(e.to_string()),
-    }
 }
 
 fn start_bare(workers: usize) -> Result<(actix_web::dev::ServerHandle, u16), String> {

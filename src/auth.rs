@@ -127,7 +127,9 @@ fn is_loopback_authority(authority: &str) -> bool {
 /// Whether a host name or address literal names this machine's loopback interface.
 pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.eq_ignore_ascii_case("localhost") {
+    // The names every local client sends, answered without parsing an address (this runs on
+    // every request to a loopback listener).
+    if host == "127.0.0.1" || host == "::1" || host.eq_ignore_ascii_case("localhost") {
         return true;
     }
     host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -182,6 +184,16 @@ mod tests {
             "http://localhost:x",
         ] {
             assert!(!policy.origin_allowed(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn loopback_names_and_every_loopback_address_are_loopback_hosts() {
+        for ok in ["127.0.0.1", "::1", "[::1]", "localhost", "LocalHost", "127.0.0.2", "0:0:0:0:0:0:0:1"] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for bad in ["127.0.0.1.evil.com", "::2", "localhost.evil.com", "10.0.0.1", ""] {
+            assert!(!is_loopback_host(bad), "{bad}");
         }
     }
 

@@ -1,6 +1,8 @@
 //! HTTP routing headers of the 2026-07-28 wire, and the `=?base64?…?=` value encoding that
 //! `Mcp-Name` and `Mcp-Param-*` use for values that are not safe as plain ASCII.
 
+use std::borrow::Cow;
+
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
@@ -52,18 +54,19 @@ pub enum HeaderValueError {
 }
 
 /// Decodes a received routing-header value: optional white space around it is trimmed, then a
-/// sentinel-wrapped value is Base64-decoded.
+/// sentinel-wrapped value is Base64-decoded. A plain value (the usual case) is borrowed, not
+/// copied.
 ///
 /// # Errors
 /// [`HeaderValueError`] when the sentinel wraps invalid Base64 or non-UTF-8 bytes.
-pub fn decode_value(raw: &str) -> Result<String, HeaderValueError> {
+pub fn decode_value(raw: &str) -> Result<Cow<'_, str>, HeaderValueError> {
     let trimmed = raw.trim_matches(|c| c == ' ' || c == '\t');
     match trimmed.strip_prefix(SENTINEL_PREFIX).and_then(|s| s.strip_suffix(SENTINEL_SUFFIX)) {
         Some(encoded) => {
             let bytes = STANDARD.decode(encoded).map_err(|_| HeaderValueError::BadBase64)?;
-            String::from_utf8(bytes).map_err(|_| HeaderValueError::NotUtf8)
+            String::from_utf8(bytes).map(Cow::Owned).map_err(|_| HeaderValueError::NotUtf8)
         }
-        None => Ok(trimmed.to_owned()),
+        None => Ok(Cow::Borrowed(trimmed)),
     }
 }
 

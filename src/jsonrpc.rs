@@ -3,8 +3,9 @@
 //!
 //! This module knows nothing of MCP. It turns bytes into [`Incoming`] (one message or a batch)
 //! and reports every malformed input as a [`Rejection`] carrying the JSON-RPC error and, when it
-//! could be read, the request id to echo. The body is parsed exactly once, into a
-//! [`serde_json::Value`] whose parts are then moved (never cloned) into the typed envelopes.
+//! could be read, the request id to echo. The body is parsed exactly once: a message object's
+//! members are read straight into their slots (no map is built for the envelope) and their
+//! [`serde_json::Value`]s moved, never cloned, into the typed envelopes.
 
 use std::fmt;
 use std::sync::Arc;
@@ -206,12 +207,121 @@ impl Rejection {
 /// # Errors
 /// A [`Rejection`] for the whole body: a parse error, an empty batch, or a single invalid message.
 pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
-    let value: Value = serde_json::from_slice(bytes).map_err(Rejection::parse)?;
-    match value {
-        Value::Array(items) if items.is_empty() => Err(Rejection::invalid(None, "empty batch")),
-        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify).collect())),
-        other => classify(other).map(Incoming::Single),
+    match serde_json::from_slice::<Body>(bytes).map_err(Rejection::parse)? {
+        Body::Message(envelope) => classify_envelope(*envelope).map(Incoming::Single),
+        Body::Batch(items) if items.is_empty() => Err(Rejection::invalid(None, "empty batch")),
+        Body::Batch(items) => Ok(Incoming::Batch(items.into_iter().map(classify).collect())),
+        Body::NotAnObject => Err(not_an_object()),
     }
+}
+
+/// A body's top level, read straight from the bytes. An object's members are kept apart as they
+/// are read, so no map is built for the envelope (its keys allocated and hashed, then removed
+/// again); an array stays values, for [`classify`]. Member values are parsed as [`Value`]s,
+/// unknown ones included, so what is valid JSON (and the recursion limit) is exactly as for a
+/// `Value`.
+enum Body {
+    Message(Box<Envelope>),
+    Batch(Vec<Value>),
+    NotAnObject,
+}
+
+/// The members of a message object that JSON-RPC gives a meaning; a repeated member keeps its
+/// last value, as a JSON object read into a map does.
+#[derive(Default)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Envelope {
+    fn from_map(mut object: Map<String, Value>) -> Envelope {
+        Envelope {
+            jsonrpc: object.remove("jsonrpc"),
+            id: object.remove("id"),
+            method: object.remove("method"),
+            params: object.remove("params"),
+            result: object.remove("result"),
+            error: object.remove("error"),
+        }
+    }
+}
+
+/// A member name of a message object, matched while it is read.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Body, D::Error> {
+        struct BodyVisitor;
+        impl<'de> serde::de::Visitor<'de> for BodyVisitor {
+            type Value = Body;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let value: Value = map.next_value()?;
+                    let slot = match member {
+                        Member::Jsonrpc => &mut envelope.jsonrpc,
+                        Member::Id => &mut envelope.id,
+                        Member::Method => &mut envelope.method,
+                        Member::Params => &mut envelope.params,
+                        Member::Result => &mut envelope.result,
+                        Member::Error => &mut envelope.error,
+                        Member::Other => continue,
+                    };
+                    *slot = Some(value);
+                }
+                Ok(Body::Message(Box::new(envelope)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(item) = seq.next_element::<Value>()? {
+                    items.push(item);
+                }
+                Ok(Body::Batch(items))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+            fn visit_unit<E>(self) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+        }
+        deserializer.deserialize_any(BodyVisitor)
+    }
+}
+
+fn not_an_object() -> Rejection {
+    Rejection::invalid(None, "a message must be a JSON object")
 }
 
 /// Parses a body that must be exactly one message (stdio lines of revisions without batches use
@@ -231,26 +341,30 @@ pub fn parse_single(bytes: &[u8]) -> Result<Message, Rejection> {
 /// # Errors
 /// `-32600` with the id echoed when it is a readable string or integer.
 pub fn classify(value: Value) -> Result<Message, Rejection> {
-    let Value::Object(mut object) = value else {
-        return Err(Rejection::invalid(None, "a message must be a JSON object"));
-    };
-    let id = match object.remove("id") {
+    match value {
+        Value::Object(object) => classify_envelope(Envelope::from_map(object)),
+        _ => Err(not_an_object()),
+    }
+}
+
+fn classify_envelope(envelope: Envelope) -> Result<Message, Rejection> {
+    let id = match envelope.id {
         None => None,
         Some(raw) => match RequestId::from_value(&raw) {
             Some(id) => Some(id),
             None => return Err(Rejection::invalid(None, "id must be a string or an integer")),
         },
     };
-    match object.get("jsonrpc") {
+    match envelope.jsonrpc {
         Some(Value::String(v)) if v == JSONRPC_VERSION => {}
         _ => return Err(Rejection::invalid(id, "jsonrpc must be \"2.0\"")),
     }
-    let method = match object.remove("method") {
+    let method = match envelope.method {
         Some(Value::String(m)) if !m.is_empty() => m,
         Some(_) => return Err(Rejection::invalid(id, "method must be a non-empty string")),
-        None => return classify_response(id, object),
+        None => return classify_response(id, envelope.result, envelope.error),
     };
-    let params = match object.remove("params") {
+    let params = match envelope.params {
         None => None,
         Some(Value::Object(map)) => Some(map),
         Some(_) => return Err(Rejection::invalid(id, "params must be an object")),
@@ -261,9 +375,7 @@ pub fn classify(value: Value) -> Result<Message, Rejection> {
     })
 }
 
-fn classify_response(id: Option<RequestId>, mut object: Map<String, Value>) -> Result<Message, Rejection> {
-    let result = object.remove("result");
-    let error = object.remove("error");
+fn classify_response(id: Option<RequestId>, result: Option<Value>, error: Option<Value>) -> Result<Message, Rejection> {
     let outcome = match (result, error) {
         (Some(result), None) if id.is_some() => Ok(result),
         (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
@@ -318,6 +430,19 @@ impl Outgoing<'_> {
         // Serializing these types cannot fail: every key is a string and no map has non-string keys.
         serde_json::to_vec(self).unwrap_or_default()
     }
+}
+
+/// Serializes a success response around any serializable result (a typed one is written straight
+/// out, with no `Value` built for it); the bytes are those of [`Outgoing::Result`].
+pub fn result_bytes<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a, R: ?Sized> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        result: &'a R,
+    }
+    // As for `Outgoing`: every key is a string, so serializing cannot fail.
+    serde_json::to_vec(&Out { jsonrpc: JSONRPC_VERSION, id, result }).unwrap_or_default()
 }
 
 /// Serializes a notification or a request that we send to the peer.
@@ -415,6 +540,51 @@ mod tests {
         };
         assert!(items[0].is_ok());
         assert_eq!(items[1].as_ref().unwrap_err().id, Some(RequestId::Number(2)));
+    }
+
+    #[test]
+    fn reading_the_envelope_directly_agrees_with_reading_a_value() {
+        let via_value = |body: &[u8]| -> Result<Incoming, Rejection> {
+            match serde_json::from_slice::<Value>(body).map_err(Rejection::parse)? {
+                Value::Array(items) if items.is_empty() => Err(Rejection::invalid(None, "empty batch")),
+                Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(classify).collect())),
+                other => classify(other).map(Incoming::Single),
+            }
+        };
+        let bodies: [&[u8]; 24] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"extra":[1,{"b":2}]}"#,
+            br#"{"jsonrpc":"2.0","id":1,"id":"two","method":"m","method":"n"}"#,
+            br#"{"json\u0072pc":"2.0","\u0069d":1,"method":"m"}"#,
+            br#"{"jsonrpc":"2.0","id":3,"result":{"ok":true}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"result":1,"error":{"code":1,"message":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","x":1e400}"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"x\":\"\xff\"}",
+            br#"{"jsonrpc":"2.0","id":1"#,
+            br#"{"jsonrpc":"2.0","method":"n"} x"#,
+            br#"{"a":1,}"#,
+            br#"{1:2}"#,
+            br#"[{"jsonrpc":"2.0","method":"n"},7,{"id":1}]"#,
+            b"[,]",
+            b"[]",
+            b"{}",
+            b"",
+            b"  ",
+            b"null",
+            b"true",
+            br#""s""#,
+            b"1.5",
+            b"-3",
+            b"18446744073709551615",
+            b"  {\"jsonrpc\" : \"2.0\" , \"method\" : \"n\" }  ",
+        ];
+        for body in bodies {
+            assert_eq!(parse(body), via_value(body), "{}", String::from_utf8_lossy(body));
+        }
+        for depth in [126, 127, 128, 200] {
+            let deep =
+                format!(r#"{{"jsonrpc":"2.0","method":"n","params":{}1{}}}"#, "[".repeat(depth), "]".repeat(depth));
+            assert_eq!(parse(deep.as_bytes()), via_value(deep.as_bytes()), "depth {depth}");
+        }
     }
 
     #[test]

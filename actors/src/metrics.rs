@@ -16,7 +16,8 @@
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -45,6 +46,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Its column in [`Metrics`]' kept request counters.
+    const fn slot(self) -> usize {
+        match self {
+            Outcome::Ok => 0,
+            Outcome::Error => 1,
+            Outcome::Rejected => 2,
+        }
+    }
+
     const fn label(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
@@ -56,6 +66,18 @@ impl Outcome {
 
 type Labels2 = [(&'static str, &'static str); 2];
 type ToolLabels = [(&'static str, String); 2];
+
+/// One request counter per method (the known ones, then [`Method::Unknown`]) and [`Outcome`].
+type RequestCounters = [[OnceLock<Counter>; 3]; Method::KNOWN.len() + 1];
+
+/// The `mcpd_tool_calls_total` outcome label and kept-counter slot of a tool call's outcome.
+const fn tool_outcome(outcome: ToolOutcome) -> (&'static str, usize) {
+    match outcome {
+        ToolOutcome::Ok => ("ok", 0),
+        ToolOutcome::IsError => ("is_error", 1),
+        ToolOutcome::Error => ("error", 2),
+    }
+}
 
 /// One extra gauge sample: metric name, help, labels, value.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +95,7 @@ pub struct GaugeSample {
 /// A provider of extra gauges, read at every scrape.
 pub type GaugeHook = Arc<dyn Fn() -> Vec<GaugeSample> + Send + Sync>;
 
-struct ExtraGauges(Arc<std::sync::RwLock<Option<GaugeHook>>>);
+struct ExtraGauges(Arc<RwLock<Option<GaugeHook>>>);
 
 impl std::fmt::Debug for ExtraGauges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,7 +105,7 @@ impl std::fmt::Debug for ExtraGauges {
 
 impl Collector for ExtraGauges {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let hook = self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let hook = self.0.read().unwrap_or_else(PoisonError::into_inner).clone();
         let Some(hook) = hook else { return Ok(()) };
         let samples = hook();
         let mut names: Vec<(&'static str, &'static str)> = Vec::new();
@@ -113,6 +135,13 @@ pub struct Metrics {
     sessions_closed: Family<[(&'static str, &'static str); 1], Counter>,
     sessions_expired: Counter,
     extra: ExtraGauges,
+    /// Each `requests` counter, taken from the family on its first use and kept: recording a
+    /// request is then an index and an atomic add, not a hash of the label set under the
+    /// family's lock (the family still exposes the counter: they share one atomic).
+    request_counters: Box<RequestCounters>,
+    /// The `tool_calls` counters by tool name and outcome slot, kept likewise (so no label
+    /// strings are allocated per call).
+    tool_counters: RwLock<HashMap<Box<str>, [Option<Counter>; 3]>>,
 }
 
 #[derive(Debug)]
@@ -179,10 +208,21 @@ impl Metrics {
         registry.register("mcpd_sessions_expired", "Sessions ended by idle expiry", sessions_expired.clone());
         registry.register_collector(Box::new(ActorCollector { counts }));
         registry.register_collector(Box::new(SessionGauge(live_sessions)));
-        let extra = Arc::new(std::sync::RwLock::new(None));
+        let extra = Arc::new(RwLock::new(None));
         registry.register_collector(Box::new(ExtraGauges(extra.clone())));
         let extra = ExtraGauges(extra);
-        Metrics { registry, requests, latency, tool_calls, sessions_opened, sessions_closed, sessions_expired, extra }
+        Metrics {
+            registry,
+            requests,
+            latency,
+            tool_calls,
+            sessions_opened,
+            sessions_closed,
+            sessions_expired,
+            extra,
+            request_counters: Box::default(),
+            tool_counters: RwLock::default(),
+        }
     }
 
     /// Metrics with no session registry (stdio, tests).
@@ -192,13 +232,19 @@ impl Metrics {
 
     /// Adds gauges read at every scrape (tool sets, remote servers' health).
     pub fn set_gauges(&self, hook: GaugeHook) {
-        *self.extra.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(hook);
+        *self.extra.0.write().unwrap_or_else(PoisonError::into_inner) = Some(hook);
     }
 
     /// Records one request.
     pub fn request(&self, method: Method, outcome: Outcome, elapsed: Duration) {
-        let method = method.wire_name().unwrap_or("other");
-        self.requests.get_or_create(&[("method", method), ("outcome", outcome.label())]).inc();
+        let family = || {
+            let label = method.wire_name().unwrap_or("other");
+            self.requests.get_or_create(&[("method", label), ("outcome", outcome.label())]).clone()
+        };
+        match self.request_counters.get(method as usize) {
+            Some(row) => row[outcome.slot()].get_or_init(family).inc(),
+            None => family().inc(),
+        };
         self.latency.observe(elapsed.as_secs_f64());
     }
 
@@ -212,13 +258,24 @@ impl Metrics {
         let outcome = if execution.outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         self.request(execution.method, outcome, elapsed);
         if let Some((tool, outcome)) = execution.tool_outcome() {
-            let label = match outcome {
-                ToolOutcome::Ok => "ok",
-                ToolOutcome::IsError => "is_error",
-                ToolOutcome::Error => "error",
-            };
-            self.tool_calls.get_or_create(&[("tool", tool.to_owned()), ("outcome", label.to_owned())]).inc();
+            self.tool_call(tool, outcome);
         }
+    }
+
+    /// Records one call of a tool the catalog has.
+    fn tool_call(&self, tool: &str, outcome: ToolOutcome) {
+        let (label, slot) = tool_outcome(outcome);
+        let kept = self.tool_counters.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(counter) = kept.get(tool).and_then(|slots| slots[slot].as_ref()) {
+            counter.inc();
+            return;
+        }
+        drop(kept);
+        let counter =
+            self.tool_calls.get_or_create(&[("tool", tool.to_owned()), ("outcome", label.to_owned())]).clone();
+        counter.inc();
+        let mut kept = self.tool_counters.write().unwrap_or_else(PoisonError::into_inner);
+        kept.entry(tool.into()).or_default()[slot] = Some(counter);
     }
 
     /// A session opened.
@@ -286,5 +343,22 @@ mod tests {
             openmetrics_to_prometheus(om),
             "# HELP a_things_total Things.\n# TYPE a_things_total counter\na_things_total 3\n# HELP g A gauge.\n# TYPE g gauge\ng 1\n"
         );
+    }
+
+    #[test]
+    fn kept_counters_are_the_families_own() {
+        let metrics = Metrics::standalone(Arc::new(ActorCounts::default()));
+        for _ in 0..3 {
+            metrics.request(Method::ToolsCall, Outcome::Ok, Duration::ZERO);
+            metrics.tool_call("echo", ToolOutcome::Ok);
+        }
+        metrics.request(Method::Unknown, Outcome::Rejected, Duration::ZERO);
+        metrics.tool_call("echo", ToolOutcome::IsError);
+        let text = metrics.encode_prometheus();
+        assert!(text.contains("mcpd_requests_total{method=\"tools/call\",outcome=\"ok\"} 3"), "{text}");
+        assert!(text.contains("mcpd_requests_total{method=\"other\",outcome=\"rejected\"} 1"), "{text}");
+        assert!(text.contains("mcpd_tool_calls_total{tool=\"echo\",outcome=\"ok\"} 3"), "{text}");
+        assert!(text.contains("mcpd_tool_calls_total{tool=\"echo\",outcome=\"is_error\"} 1"), "{text}");
+        assert!(!text.contains("outcome=\"error\""), "no series before its first use: {text}");
     }
 }

@@ -15,9 +15,8 @@ use actix::{Actor, ActorFutureExt as _, Addr, Context, Handler, Message, Respons
 use futures_util::future::{AbortHandle, Abortable};
 use futures_util::FutureExt as _;
 use mcpd::jsonrpc::{Notification, Request, RequestId};
-use mcpd::server::{cancelled_request, Scope, TimeLimit};
+use mcpd::server::{cancelled_request, Reply, Scope, TimeLimit};
 use mcpd::{McpServer, ProtocolError};
-use serde_json::Value;
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::metrics::Metrics;
@@ -33,7 +32,7 @@ pub(crate) async fn execute(
     request: Request,
     scope: Scope,
     limit: Duration,
-) -> Result<Value, ProtocolError> {
+) -> Result<Reply, ProtocolError> {
     let started = Instant::now();
     let execution = server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))).await;
     metrics.execution(&execution, started.elapsed());
@@ -46,7 +45,7 @@ pub(crate) fn run(
     executor: &Addr<ToolExecutor>,
     request: Request,
     scope: Scope,
-) -> impl Future<Output = Option<Result<Value, ProtocolError>>> + 'static {
+) -> impl Future<Output = Option<Result<Reply, ProtocolError>>> + 'static {
     executor.send(Execute { request, scope }).map(|sent| match sent {
         Ok(outcome) => outcome,
         Err(e) => Some(Err(ProtocolError::Internal(e.to_string()))),
@@ -101,7 +100,7 @@ impl Actor for ToolExecutor {
 /// Run one request. Answers `None` when the request was cancelled (a cancelled request gets
 /// no response).
 #[derive(Debug, Message)]
-#[rtype(result = "Option<Result<Value, ProtocolError>>")]
+#[rtype(result = "Option<Result<Reply, ProtocolError>>")]
 pub(crate) struct Execute {
     /// The request.
     pub request: Request,
@@ -110,7 +109,7 @@ pub(crate) struct Execute {
 }
 
 impl Handler<Execute> for ToolExecutor {
-    type Result = ResponseActFuture<Self, Option<Result<Value, ProtocolError>>>;
+    type Result = ResponseActFuture<Self, Option<Result<Reply, ProtocolError>>>;
 
     fn handle(&mut self, msg: Execute, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ToolExecutor);

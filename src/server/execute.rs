@@ -11,16 +11,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::method::Method;
 use super::operation::{complete, named_tool};
 use super::options::CacheHint;
+use super::reply::Reply;
 use super::{parse_level, McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::ProtocolError;
-use crate::jsonrpc::{Outgoing, Request, RequestId};
+use crate::jsonrpc::{self, Outgoing, Request, RequestId};
 use crate::model::{CallToolResult, Tool};
 use crate::version::Era;
 
@@ -55,8 +57,8 @@ pub enum ToolOutcome {
 pub struct Execution {
     /// Its method.
     pub method: Method,
-    /// Its result (shaped for its era) or error.
-    pub outcome: Result<Value, ProtocolError>,
+    /// Its result (shaped for its era; a tool call's still typed) or error.
+    pub outcome: Result<Reply, ProtocolError>,
     /// For a `tools/call`: the tool, when the catalog has it (only such tools are labelled in
     /// the metrics: other names are the client's to choose).
     pub tool: Option<Arc<Tool>>,
@@ -67,7 +69,7 @@ impl Execution {
     pub fn tool_outcome(&self) -> Option<(&str, ToolOutcome)> {
         let tool = self.tool.as_ref()?;
         let outcome = match &self.outcome {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => ToolOutcome::IsError,
+            Ok(result) if result.is_tool_error() => ToolOutcome::IsError,
             Ok(_) => ToolOutcome::Ok,
             Err(_) => ToolOutcome::Error,
         };
@@ -108,7 +110,7 @@ impl McpServer {
         scope: &Scope,
         catalog: &Catalog,
         tool: Option<&ToolEntry>,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Reply, ProtocolError> {
         let era = scope.version.era();
         let params = request.params.unwrap_or_default();
         let cache = &self.options.cache;
@@ -121,7 +123,7 @@ impl McpServer {
                 (Map::new(), None)
             }
             (Method::ToolsList, _) => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
-            (Method::ToolsCall, _) => (self.call_tool(params, scope, tool).await?, None),
+            (Method::ToolsCall, _) => return self.call_tool(params, scope, tool).await,
             (Method::PromptsList, _) => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
             (Method::PromptsGet, _) => (self.get_prompt(params, scope, catalog).await?, None),
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
@@ -130,7 +132,7 @@ impl McpServer {
             (Method::Complete, _) => (complete(&params, catalog)?, None),
             _ => return Err(ProtocolError::MethodNotFound { method: request.method }),
         };
-        Ok(Value::Object(shape(result, era, hint)))
+        Ok(Reply::Value(Value::Object(shape(result, era, hint))))
     }
 }
 
@@ -149,27 +151,23 @@ fn shape(mut result: Map<String, Value>, era: Era, hint: Option<CacheHint>) -> M
 }
 
 /// The answer of a request that ran out of time.
-fn timed_out(method: Method, era: Era, limit: Duration) -> Result<Value, ProtocolError> {
+fn timed_out(method: Method, era: Era, limit: Duration) -> Result<Reply, ProtocolError> {
     if method != Method::ToolsCall {
         return Err(ProtocolError::Internal(format!(
             "request exceeded the server's time limit of {} s",
             limit.as_secs_f64()
         )));
     }
-    let mut result = json!(CallToolResult::error(format!(
-        "The tool call exceeded the server's time limit of {} s and was stopped.",
-        limit.as_secs_f64()
-    )));
-    if era == Era::Stateless {
-        result["resultType"] = json!("complete");
-    }
-    Ok(result)
+    let message =
+        format!("The tool call exceeded the server's time limit of {} s and was stopped.", limit.as_secs_f64());
+    Ok(Reply::tool(CallToolResult::error(message), era))
 }
 
-/// The JSON-RPC answer to request `id`: its result, or its error as `era` numbers it.
-pub fn encode_answer(id: &RequestId, era: Era, outcome: &Result<Value, ProtocolError>) -> Vec<u8> {
+/// The JSON-RPC answer to request `id`: its result (a [`Reply`], or any other serializable
+/// result), or its error as `era` numbers it.
+pub fn encode_answer<R: Serialize>(id: &RequestId, era: Era, outcome: &Result<R, ProtocolError>) -> Vec<u8> {
     match outcome {
-        Ok(result) => Outgoing::Result { id, result }.to_vec(),
+        Ok(result) => jsonrpc::result_bytes(id, result),
         Err(error) => {
             let object = error.to_error_object(era);
             Outgoing::Error { id: Some(id), error: &object }.to_vec()
@@ -238,17 +236,22 @@ mod tests {
             .expect("nothing here waits on I/O")
     }
 
+    /// A result as the JSON it is written as.
+    fn value(outcome: &Result<Reply, ProtocolError>) -> Value {
+        outcome.clone().expect("a result, not an error").into_value().expect("results are objects")
+    }
+
     #[test]
     fn a_timed_out_tool_call_is_an_is_error_result_naming_the_limit() {
         let server = server();
         let execution = run(&server, call("slow"), ProtocolVersion::STATELESS, true);
-        let result = execution.outcome.as_ref().expect("a result, not an error");
+        let result = &value(&execution.outcome);
         assert_eq!(result["isError"], true);
         assert!(result["content"][0]["text"].as_str().unwrap().contains("time limit of 1.5 s"));
         assert_eq!(result["resultType"], "complete");
         assert_eq!(execution.tool_outcome(), Some(("slow", ToolOutcome::IsError)));
         let stateful = run(&server, call("slow"), ProtocolVersion::V2025_11_25, true);
-        assert!(stateful.outcome.unwrap().get("resultType").is_none());
+        assert!(value(&stateful.outcome).get("resultType").is_none());
     }
 
     #[test]

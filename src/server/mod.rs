@@ -6,20 +6,26 @@
 //! | `method` | the [`Method`] enum: dispatch, the stateless method table, metrics labels |
 //! | `route` | era selection and the HTTP endpoint's routing decision ([`route_post`]) |
 //! | `stateless` | every check of the 2026-07-28 wire ([`McpServer::validate_stateless`]) |
+//! | `meta` | the members of a request's `_meta` that era and validation read, in one pass |
 //! | `scope` | what the transport established about a request ([`Scope`]) |
 //! | `execute` | dispatch, era shaping, the time limit ([`McpServer::execute`]) |
+//! | `reply` | a request's result, a tool call's kept typed until it is written ([`Reply`]) |
 //! | `operation` | `tools/call`, `prompts/get`, `resources/read`, `completion/complete` |
+//! | `call_params` | the members of a call's params that serving reads, taken in one pass |
 //! | `rounds` | multi round-trip requests (input from the client) |
 //! | `list` | the `*/list` results and their cursors |
 //! | `interest` | catalog changes a client hears about, and their notifications |
 //! | `options` | server settings and caching hints |
 
+mod call_params;
 mod execute;
 mod interest;
 mod list;
+mod meta;
 mod method;
 mod operation;
 mod options;
+mod reply;
 mod rounds;
 mod route;
 mod scope;
@@ -29,6 +35,7 @@ pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome
 pub use interest::{Announcement, Interest, Subscription};
 pub use method::{cancelled_request, Method, CANCELLED};
 pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, DEFAULT_PAGE_SIZE};
+pub use reply::Reply;
 pub use rounds::MAX_INPUT_ROUNDS;
 pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, SessionSupport};
 pub use scope::Scope;

@@ -5,7 +5,9 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::rounds::Rounds;
+use super::call_params::{arguments_object, member, CallParams};
+use super::reply::Reply;
+use super::rounds::{Operation, Rounds};
 use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::ProtocolError;
@@ -13,22 +15,13 @@ use crate::model::CallToolResult;
 
 /// The tool a `tools/call` names, when the catalog has it.
 pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
-    params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
+    params.and_then(|p| member(p, "name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
 }
 
-/// Takes the `arguments` object out of `params` (`{}` when absent or null).
-fn take_arguments(params: &mut Map<String, Value>, method: &str) -> Result<Map<String, Value>, ProtocolError> {
-    match params.remove("arguments") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(arguments)) => Ok(arguments),
-        Some(_) => Err(ProtocolError::InvalidParams(format!("{method} arguments must be an object"))),
-    }
-}
-
-/// The string `name` param.
-fn name_param(params: &Map<String, Value>, method: &str) -> Result<String, ProtocolError> {
-    match params.get("name") {
-        Some(Value::String(name)) => Ok(name.clone()),
+/// The string `name` of a tool or prompt call.
+fn name_param(target: Option<Value>, method: &str) -> Result<String, ProtocolError> {
+    match target {
+        Some(Value::String(name)) => Ok(name),
         _ => Err(ProtocolError::InvalidParams(format!("{method} needs a string name"))),
     }
 }
@@ -60,63 +53,77 @@ fn internal(message: String) -> Result<Map<String, Value>, ProtocolError> {
 
 impl McpServer {
     /// `tools/call` of `tool` (resolved by the caller from the same catalog snapshot, so the
-    /// metrics can label the call without a second lookup).
+    /// metrics can label the call without a second lookup): the tool's result, shaped for the
+    /// scope's era and kept typed until it is written out (a tool result has no caching hints).
+    ///
+    /// Like the other calls, it takes its params apart before its first await, so that only
+    /// what the handler's rounds need is kept in its future.
     pub(super) async fn call_tool(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         tool: Option<&ToolEntry>,
-    ) -> Result<Map<String, Value>, ProtocolError> {
-        let name = name_param(&params, "tools/call")?;
-        let arguments = take_arguments(&mut params, "tools/call")?;
+    ) -> Result<Reply, ProtocolError> {
+        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let name = name_param(target, "tools/call")?;
+        let arguments = arguments_object(arguments, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
-        let operation = format!("tools/call:{name}");
+        let operation = Operation { method: "tools/call", name: &name };
+        let start = self.start_rounds(scope, operation, &arguments, rounds)?;
         let handler = &entry.handler;
-        let rounds = self
-            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
-            .await?;
-        result_of(rounds, |message| to_object(&CallToolResult::error(message)))
+        let rounds =
+            self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
+        let era = scope.version.era();
+        Ok(match rounds {
+            Rounds::Complete(result) => Reply::tool(result, era),
+            Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
+            // Only on the stateless wire, and already `"resultType": "input_required"`.
+            Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+        })
     }
 
     pub(super) async fn get_prompt(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let name = name_param(&params, "prompts/get")?;
+        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let name = name_param(target, "prompts/get")?;
         let entry =
             catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
-        let arguments = take_arguments(&mut params, "prompts/get")?;
+        let arguments = arguments_object(arguments, "prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} needs argument {}", argument.name)));
             }
         }
-        let operation = format!("prompts/get:{name}");
+        let operation = Operation { method: "prompts/get", name: &name };
+        let start = self.start_rounds(scope, operation, &arguments, rounds)?;
         let handler = &entry.handler;
-        let rounds = self
-            .run_rounds(scope, &operation, &arguments, &mut params, |ctx| handler.call(arguments.clone(), ctx))
-            .await?;
+        let rounds =
+            self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
         result_of(rounds, internal)
     }
 
     pub(super) async fn read_resource(
         &self,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let uri = super::method::uri_param(Some(&params))
-            .map(str::to_owned)
-            .ok_or_else(|| ProtocolError::InvalidParams("resources/read needs a string uri".into()))?;
+        let CallParams { target, rounds, .. } = CallParams::take(params, "uri");
+        let uri = match target {
+            Some(Value::String(uri)) => uri,
+            _ => return Err(ProtocolError::InvalidParams("resources/read needs a string uri".into())),
+        };
         let (handler, variables) =
             catalog.resolve_resource(&uri).ok_or_else(|| ProtocolError::ResourceNotFound { uri: uri.to_owned() })?;
-        let operation = format!("resources/read:{uri}");
+        let operation = Operation { method: "resources/read", name: &uri };
+        let no_arguments = Map::new();
+        let start = self.start_rounds(scope, operation, &no_arguments, rounds)?;
         let rounds = self
-            .run_rounds(scope, &operation, &Map::new(), &mut params, |ctx| {
-                handler.read(uri.clone(), variables.clone(), ctx)
-            })
+            .run_rounds(scope, operation, &no_arguments, start, |ctx| handler.read(uri.clone(), variables.clone(), ctx))
             .await?;
         match rounds {
             Rounds::Complete(result) if result.contents.is_empty() => Err(ProtocolError::ResourceNotFound { uri }),

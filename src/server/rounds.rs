@@ -9,14 +9,33 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use serde_json::{json, Map, Value};
 
+use super::call_params::RoundInputs;
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, ToolError};
-use crate::context::ToolContext;
+use crate::context::{Peer, ToolContext};
 use crate::error::ProtocolError;
+use crate::mrtr::InputRequired;
 use crate::version::Era;
 
 /// How many times one request may ask the client for input before it is stopped.
 pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// What a handler's rounds serve, `METHOD:NAME` (`tools/call:echo`): a sealed `requestState`
+/// is bound to it and failure messages name it. Written out only when one of those needs the
+/// text, not on every call.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Operation<'a> {
+    /// The request's method.
+    pub(super) method: &'static str,
+    /// The tool or prompt name, or the resource URI.
+    pub(super) name: &'a str,
+}
+
+impl std::fmt::Display for Operation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.method, self.name)
+    }
+}
 
 /// How a handler's rounds ended.
 pub(super) enum Rounds<T> {
@@ -28,39 +47,57 @@ pub(super) enum Rounds<T> {
     InputRequired(Map<String, Value>),
 }
 
+/// Where a handler's first round starts: its context, and the client's answers and the state
+/// a retried request carries back (`inputResponses`, `requestState`).
+pub(super) struct RoundStart {
+    base: ToolContext,
+    responses: Option<Arc<Map<String, Value>>>,
+    state: Option<Arc<Value>>,
+}
+
 impl McpServer {
-    /// Runs a handler until it completes, fails, or (on the stateless wire) needs input.
+    /// Reads the round inputs of a call: `inputResponses`, and `requestState` (verified against
+    /// `operation` and `arguments`); the call's `_meta` goes into the handler's context.
     ///
-    /// Takes `inputResponses` and `requestState` (verified against `operation` and `arguments`)
-    /// out of `params`. When the handler answers [`crate::mrtr::InputRequired`]: requests for capabilities the
-    /// client did not declare are dropped (none left: `-32021`); on the stateless wire the result is
-    /// `input_required` with a sealed state; with a peer (a session, stdio) the server asks the
-    /// client itself and calls the handler again, at most [`MAX_INPUT_ROUNDS`] times.
-    pub(super) async fn run_rounds<T>(
+    /// # Errors
+    /// `-32602` for a `requestState` that is not a string or does not verify.
+    pub(super) fn start_rounds(
         &self,
         scope: &Scope,
-        operation: &str,
+        operation: Operation<'_>,
         arguments: &Map<String, Value>,
-        params: &mut Map<String, Value>,
-        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
-    ) -> Result<Rounds<T>, ProtocolError> {
-        let mut responses = match params.remove("inputResponses") {
+        inputs: RoundInputs,
+    ) -> Result<RoundStart, ProtocolError> {
+        let responses = match inputs.input_responses {
             Some(Value::Object(responses)) => Some(Arc::new(responses)),
             _ => None,
         };
-        let mut state = match params.remove("requestState") {
+        let state = match inputs.request_state {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
                 self.sealer
-                    .open(&token, operation, arguments)
+                    .open(&token, &operation.to_string(), arguments)
                     .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
             )),
             Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
         };
-        let base = scope.context(params);
+        Ok(RoundStart { base: scope.context(inputs.meta), responses, state })
+    }
+
+    /// Runs a handler from `start` until it completes, fails, or (on the stateless wire) needs
+    /// input: see [`McpServer::next_round`] for what happens when it asks for input.
+    pub(super) async fn run_rounds<T>(
+        &self,
+        scope: &Scope,
+        operation: Operation<'_>,
+        arguments: &Map<String, Value>,
+        start: RoundStart,
+        call: impl Fn(ToolContext) -> BoxFuture<Result<T, ToolError>>,
+    ) -> Result<Rounds<T>, ProtocolError> {
+        let mut start = start;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let context = base.clone().with_input(responses.clone(), state.clone());
-            let mut input = match AssertUnwindSafe(call(context)).catch_unwind().await {
+            let context = start.base.clone().with_input(start.responses.clone(), start.state.clone());
+            let input = match AssertUnwindSafe(call(context)).catch_unwind().await {
                 Ok(Ok(done)) => return Ok(Rounds::Complete(done)),
                 Ok(Err(ToolError::Failed(message))) => return Ok(Rounds::Failed(message)),
                 Ok(Err(ToolError::Protocol(error))) => return Err(error),
@@ -70,46 +107,84 @@ impl McpServer {
                     return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
                 }
             };
-            let stateless = scope.version.era() == Era::Stateless;
-            if !stateless && scope.peer.is_none() {
-                return Ok(Rounds::Failed(format!(
-                    "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
-                     use a session (-s) or the 2026-07-28 wire"
-                )));
-            }
-            let missing = input.retain_supported(|capability| base.client_supports(capability));
-            if input.requests().is_empty() {
-                if missing.is_empty() {
-                    return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
-                }
-                return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
-            }
-            let (requests, next_state) = input.into_parts();
-            let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
-                let mut result = Map::new();
-                result.insert("resultType".into(), json!("input_required"));
-                result.insert("inputRequests".into(), Value::Object(requests));
-                if let Some(next_state) = next_state {
-                    result.insert("requestState".into(), json!(self.sealer.seal(operation, arguments, &next_state)));
-                }
-                return Ok(Rounds::InputRequired(result));
+            let (peer, requests, next_state) = match self.next_round(scope, operation, arguments, &start, input)? {
+                NextRound::Stop(rounds) => return Ok(rounds),
+                NextRound::Ask { peer, requests, next_state } => (peer, requests, next_state),
             };
-            let mut answers = Map::new();
-            for (key, request) in requests {
-                let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                match peer.request(&method, request_params).await {
-                    Ok(answer) => answers.insert(key, answer),
-                    Err(error) => {
-                        return Ok(Rounds::Failed(format!("the client could not answer {method}: {}", error.message)))
-                    }
-                };
+            // Boxed: asking the client is the rare path, and its state would otherwise make
+            // every call's future larger.
+            match Box::pin(ask_client(peer.as_ref(), requests)).await {
+                Ok(answers) => start.responses = Some(Arc::new(answers)),
+                Err(message) => return Ok(Rounds::Failed(message)),
             }
-            responses = Some(Arc::new(answers));
-            state = next_state.map(Arc::new);
+            start.state = next_state.map(Arc::new);
         }
         Ok(Rounds::Failed(format!("{operation} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
+
+    /// What follows a handler's request for input ([`crate::mrtr::InputRequired`]): requests for
+    /// capabilities the client did not declare are dropped (none left: `-32021`); on the
+    /// stateless wire the result is `input_required` with a sealed state; with a peer (a session,
+    /// stdio) the server asks the client itself and calls the handler again, at most
+    /// [`MAX_INPUT_ROUNDS`] times; a session-less HTTP request cannot carry input at all.
+    fn next_round<'s, T>(
+        &self,
+        scope: &'s Scope,
+        operation: Operation<'_>,
+        arguments: &Map<String, Value>,
+        start: &RoundStart,
+        mut input: InputRequired,
+    ) -> Result<NextRound<'s, T>, ProtocolError> {
+        let stateless = scope.version.era() == Era::Stateless;
+        if !stateless && scope.peer.is_none() {
+            return Ok(NextRound::Stop(Rounds::Failed(format!(
+                "{operation} needs input from the client, which a session-less HTTP request cannot carry; \
+                 use a session (-s) or the 2026-07-28 wire"
+            ))));
+        }
+        let missing = input.retain_supported(|capability| start.base.client_supports(capability));
+        if input.requests().is_empty() {
+            if missing.is_empty() {
+                return Err(ProtocolError::Internal(format!("{operation} asked for input but named no request")));
+            }
+            return Err(ProtocolError::MissingCapability { required: Value::Object(missing) });
+        }
+        let (requests, next_state) = input.into_parts();
+        let Some(peer) = scope.peer.as_ref().filter(|_| !stateless) else {
+            let mut result = Map::new();
+            result.insert("resultType".into(), json!("input_required"));
+            result.insert("inputRequests".into(), Value::Object(requests));
+            if let Some(next_state) = next_state {
+                let sealed = self.sealer.seal(&operation.to_string(), arguments, &next_state);
+                result.insert("requestState".into(), json!(sealed));
+            }
+            return Ok(NextRound::Stop(Rounds::InputRequired(result)));
+        };
+        Ok(NextRound::Ask { peer, requests, next_state })
+    }
+}
+
+/// What a handler's request for input leads to.
+enum NextRound<'s, T> {
+    /// The rounds end here.
+    Stop(Rounds<T>),
+    /// The server asks the client through `peer`, then calls the handler again.
+    Ask { peer: &'s Arc<dyn Peer>, requests: Map<String, Value>, next_state: Option<Value> },
+}
+
+/// Asks the client a handler's input requests, in order: their answers by key, or the failure
+/// of the first the client could not answer.
+async fn ask_client(peer: &dyn Peer, requests: Map<String, Value>) -> Result<Map<String, Value>, String> {
+    let mut answers = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let request_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+        match peer.request(&method, request_params).await {
+            Ok(answer) => answers.insert(key, answer),
+            Err(error) => return Err(format!("the client could not answer {method}: {}", error.message)),
+        };
+    }
+    Ok(answers)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -119,5 +194,17 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "panic".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_is_written_as_method_colon_name() {
+        let operation = Operation { method: "tools/call", name: "echo" };
+        assert_eq!(operation.to_string(), "tools/call:echo");
+        assert_eq!(format!("{operation} failed"), "tools/call:echo failed");
     }
 }

@@ -4,23 +4,19 @@
 
 use serde_json::{Map, Value};
 
+use super::meta::RequestMeta;
 use super::method::Method;
 use super::stateless::RoutingHeaders;
 use crate::error::ProtocolError;
 use crate::jsonrpc::{Incoming, Message, Rejection, Request};
-use crate::model::meta_keys;
 use crate::version::{Era, ProtocolVersion};
-
-pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
-    params.and_then(|p| p.get("_meta")).and_then(Value::as_object)
-}
 
 /// Chooses the era of an HTTP message that carries no session id: stateless when its `_meta`
 /// carries the 2026-07-28 request metadata or its `MCP-Protocol-Version` header names
 /// 2026-07-28; otherwise the handshake era.
 pub fn http_era(params: Option<&Map<String, Value>>, header_version: Option<&str>) -> Era {
-    let has_modern_meta = meta_of(params)
-        .is_some_and(|m| m.contains_key(meta_keys::PROTOCOL_VERSION) || m.contains_key(meta_keys::CLIENT_CAPABILITIES));
+    let has_modern_meta =
+        RequestMeta::of_params(params).is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some());
     let header_is_stateless = header_version.map(str::trim) == Some(ProtocolVersion::STATELESS.as_str());
     if has_modern_meta || header_is_stateless {
         Era::Stateless
@@ -31,7 +27,7 @@ pub fn http_era(params: Option<&Map<String, Value>>, header_version: Option<&str
 
 /// Chooses the era of a stdio message: stateless when its `_meta` names a protocol version.
 pub fn stdio_era(params: Option<&Map<String, Value>>) -> Era {
-    if meta_of(params).is_some_and(|m| m.contains_key(meta_keys::PROTOCOL_VERSION)) {
+    if RequestMeta::of_params(params).is_some_and(|m| m.protocol_version.is_some()) {
         Era::Stateless
     } else {
         Era::Stateful
@@ -145,6 +141,10 @@ mod tests {
         assert_eq!(http_era(None, Some("2025-11-25")), Era::Stateful);
         let progress_only = json!({"_meta": {"progressToken": 1}});
         assert_eq!(http_era(progress_only.as_object(), None), Era::Stateful);
+        let capabilities_only = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
+        assert_eq!(http_era(capabilities_only.as_object(), None), Era::Stateless);
+        assert_eq!(stdio_era(capabilities_only.as_object()), Era::Stateful);
+        assert_eq!(stdio_era(modern.as_object()), Era::Stateless);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::stateless::StatelessRequest;
 use crate::catalog::Catalog;
@@ -58,9 +58,10 @@ impl Scope {
         }
     }
 
-    /// The handler's context; the request's `_meta` is moved out of `params`, not copied.
-    pub(crate) fn context(&self, params: &mut Map<String, Value>) -> ToolContext {
-        let meta = match params.remove("_meta") {
+    /// The handler's context; the request's `_meta` (taken out of its params) is moved, not
+    /// copied.
+    pub(crate) fn context(&self, meta: Option<Value>) -> ToolContext {
+        let meta = match meta {
             Some(Value::Object(meta)) => Some(Arc::new(meta)),
             _ => None,
         };

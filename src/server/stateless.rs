@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::call_params::member;
+use super::meta::RequestMeta;
 use super::method::Method;
 use super::McpServer;
 use crate::catalog::Catalog;
@@ -133,12 +135,10 @@ fn validate(
     routing: Option<&RoutingHeaders<'_>>,
 ) -> Result<Declared, ProtocolError> {
     let params = request.params.as_ref();
-    let meta = super::route::meta_of(params).ok_or(ProtocolError::MissingMeta("_meta"))?;
-    let version = meta
-        .get(meta_keys::PROTOCOL_VERSION)
-        .and_then(Value::as_str)
-        .ok_or(ProtocolError::MissingMeta(meta_keys::PROTOCOL_VERSION))?;
-    let capabilities = match meta.get(meta_keys::CLIENT_CAPABILITIES) {
+    let meta = RequestMeta::of_params(params).ok_or(ProtocolError::MissingMeta("_meta"))?;
+    let version =
+        meta.protocol_version.and_then(Value::as_str).ok_or(ProtocolError::MissingMeta(meta_keys::PROTOCOL_VERSION))?;
+    let capabilities = match meta.client_capabilities {
         Some(c @ Value::Object(_)) => c.clone(),
         _ => return Err(ProtocolError::MissingMeta(meta_keys::CLIENT_CAPABILITIES)),
     };
@@ -151,14 +151,14 @@ fn validate(
     if !method.is_stateless() {
         return Err(ProtocolError::MethodNotFound { method: request.method.clone() });
     }
-    let log_level = match meta.get(meta_keys::LOG_LEVEL) {
+    let log_level = match meta.log_level {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => {
             Some(LogLevel::parse(s).ok_or_else(|| ProtocolError::InvalidParams(format!("unknown log level {s:?}")))?)
         }
         Some(other) => return Err(ProtocolError::InvalidParams(format!("log level must be a string, got {other}"))),
     };
-    let wants_progress = meta.contains_key(meta_keys::PROGRESS_TOKEN);
+    let wants_progress = meta.progress_token.is_some();
     Ok(Declared { client_capabilities: Arc::new(capabilities), log_level, wants_progress })
 }
 
@@ -188,12 +188,12 @@ fn check_routing_headers(
         None => return Err(ProtocolError::HeaderMismatch("missing Mcp-Method header".into())),
     }
     let Some(name_field) = method.name_param() else { return Ok(()) };
-    let expected = request.params.as_ref().and_then(|p| p.get(name_field)).and_then(Value::as_str);
+    let expected = request.params.as_ref().and_then(|p| member(p, name_field)).and_then(Value::as_str);
     let Some(raw) = headers.name else {
         return Err(ProtocolError::HeaderMismatch("missing Mcp-Name header".into()));
     };
     let decoded = headers::decode_value(raw).map_err(|e| ProtocolError::HeaderMismatch(format!("Mcp-Name: {e}")))?;
-    if Some(decoded.as_str()) != expected {
+    if Some(&*decoded) != expected {
         return Err(ProtocolError::HeaderMismatch(format!(
             "Mcp-Name header {decoded:?} does not match params.{name_field}"
         )));
@@ -207,7 +207,7 @@ fn check_routing_headers(
 /// tools and invalid annotations are left to the call itself.
 fn check_param_headers(request: &Request, catalog: &Catalog, headers: &HttpHeaders<'_>) -> Result<(), ProtocolError> {
     let Some(params) = request.params.as_ref() else { return Ok(()) };
-    let Some(name) = params.get("name").and_then(Value::as_str) else { return Ok(()) };
+    let Some(name) = member(params, "name").and_then(Value::as_str) else { return Ok(()) };
     let Some(tool) = catalog.tool(name) else { return Ok(()) };
     let Ok(header_params) = tool.header_params.as_ref() else { return Ok(()) };
     if header_params.is_empty() {
@@ -296,6 +296,19 @@ mod tests {
         let missing = headers("2026-07-28", "tools/call", None);
         assert!(matches!(check(&r, Some(&missing)), Err(ProtocolError::HeaderMismatch(_))));
         assert!(check(&r, None).is_ok(), "stdio has no headers to check");
+    }
+
+    #[test]
+    fn progress_token_and_log_level_are_read_from_meta() {
+        let mut with_both = meta("2026-07-28");
+        with_both["progressToken"] = json!(5);
+        with_both["io.modelcontextprotocol/logLevel"] = json!("info");
+        let valid = check(&request("tools/list", json!({"_meta": with_both})), None).unwrap();
+        assert!(valid.wants_progress);
+        assert_eq!(valid.log_level, Some(LogLevel::Info));
+        let plain = check(&request("tools/list", json!({"_meta": meta("2026-07-28")})), None).unwrap();
+        assert!(!plain.wants_progress);
+        assert_eq!(plain.log_level, None);
     }
 
     #[test]

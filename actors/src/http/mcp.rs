@@ -5,22 +5,42 @@
 //! The stateless path is: read the body once, parse it once, validate in the core, execute,
 //! serialize once. No actor, task or channel is created per request.
 
-use actix_web::http::header;
+use actix_web::http::header::{self, HeaderMap, HeaderName};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
-    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted,
+    encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, Reply,
     RoutingHeaders, Scope, SessionSupport,
 };
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
-use serde_json::Value;
 
 use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
 use super::stream::sse;
 use super::AppState;
 use crate::tool_executor::execute;
+
+// The headers the endpoint routes on, as ready-made names: a lookup by `&str` parses the name
+// into a `HeaderName` on every call, and allocates it when it is not a standard one (none of
+// MCP's is).
+static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(mcpd::headers::PROTOCOL_VERSION);
+static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
+static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
+static SESSION_ID: HeaderName = HeaderName::from_static(mcpd::headers::SESSION_ID);
+
+/// The text value of the header with this lowercase name; the routing headers are found by
+/// their ready-made names, any other (an `Mcp-Param-*`) by parsing its name.
+fn header_text<'r>(headers: &'r HeaderMap, name: &str) -> Option<&'r str> {
+    let value = match name {
+        mcpd::headers::PROTOCOL_VERSION => headers.get(&PROTOCOL_VERSION),
+        mcpd::headers::METHOD => headers.get(&METHOD),
+        mcpd::headers::NAME => headers.get(&NAME),
+        mcpd::headers::SESSION_ID => headers.get(&SESSION_ID),
+        other => headers.get(other),
+    };
+    value.and_then(|v| v.to_str().ok())
+}
 
 pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     if let Some(content_type) = req.headers().get(header::CONTENT_TYPE) {
@@ -46,7 +66,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         Ok(body) => body,
         Err(response) => return response,
     };
-    let lookup = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let lookup = |name: &str| header_text(req.headers(), name);
     let headers = HttpHeaders::new(&lookup);
     let incoming = match jsonrpc::parse(&body) {
         Ok(incoming) => incoming,
@@ -105,9 +125,9 @@ async fn answer_legacy(
     request: Request,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
-) -> Result<Value, ProtocolError> {
+) -> Result<Reply, ProtocolError> {
     if Method::parse(&request.method) == Method::Initialize {
-        return state.server.initialize(request.params.as_ref()).map(|handshake| handshake.result);
+        return state.server.initialize(request.params.as_ref()).map(|handshake| Reply::Value(handshake.result));
     }
     let version = match legacy_http_version(routing.protocol_version) {
         Ok(version) => version,
@@ -147,5 +167,29 @@ async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<
     match encode_batch(&answers) {
         Some(body) => json_bytes(200, body),
         None => HttpResponse::Accepted().finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    #[test]
+    fn routing_and_param_headers_are_found_by_their_lowercase_names() {
+        let req = TestRequest::default()
+            .insert_header(("MCP-Protocol-Version", "2026-07-28"))
+            .insert_header(("Mcp-Method", "tools/call"))
+            .insert_header(("Mcp-Name", "echo"))
+            .insert_header(("Mcp-Session-Id", "s1"))
+            .insert_header(("Mcp-Param-Region", "eu"))
+            .to_http_request();
+        let found = |name: &str| header_text(req.headers(), name);
+        assert_eq!(found(mcpd::headers::PROTOCOL_VERSION), Some("2026-07-28"));
+        assert_eq!(found(mcpd::headers::METHOD), Some("tools/call"));
+        assert_eq!(found(mcpd::headers::NAME), Some("echo"));
+        assert_eq!(found(mcpd::headers::SESSION_ID), Some("s1"));
+        assert_eq!(found("mcp-param-region"), Some("eu"));
+        assert_eq!(found("mcp-param-other"), None);
     }
 }

@@ -1,13 +1,16 @@
 //! Building HTTP responses that carry JSON-RPC bodies.
 
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use mcpd::jsonrpc::{ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
+use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Outgoing, Rejection, RequestId};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use serde_json::Value;
+use serde::Serialize;
 
-const JSON: &str = "application/json";
+/// `Content-Type: application/json`, built once: `content_type(&str)` would validate and copy the
+/// value into a fresh buffer for every response.
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -15,12 +18,12 @@ fn status(code: u16) -> StatusCode {
 
 /// A JSON body with a status.
 pub(crate) fn json_bytes(code: u16, body: Vec<u8>) -> HttpResponse {
-    HttpResponse::build(status(code)).content_type(JSON).body(body)
+    HttpResponse::build(status(code)).insert_header((header::CONTENT_TYPE, JSON)).body(body)
 }
 
-/// A success response.
-pub(crate) fn result_response(id: &RequestId, result: &Value) -> HttpResponse {
-    json_bytes(200, Outgoing::Result { id, result }.to_vec())
+/// A success response (a typed [`mcpd::server::Reply`] is serialized straight into the body).
+pub(crate) fn result_response<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
+    json_bytes(200, jsonrpc::result_bytes(id, result))
 }
 
 /// A protocol error with the status its era gives it.

@@ -15,10 +15,10 @@ use actix::Actor as _;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::jsonrpc::{self, ErrorCode, Message, Request};
-use mcpd::server::{encode_answer, set_level_param, Method, Scope, Subscription};
+use mcpd::server::{encode_answer, set_level_param, Method, Reply, Scope, Subscription};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 use tokio::sync::oneshot;
 
@@ -149,18 +149,18 @@ fn deliver(handle: &SessionHandle, message: Message) -> Option<Request> {
 }
 
 /// Requests that only make sense in a session, answered without the executor.
-fn session_method(request: &Request, method: Method, handle: &SessionHandle) -> Option<Result<Value, ProtocolError>> {
+fn session_method(request: &Request, method: Method, handle: &SessionHandle) -> Option<Result<Reply, ProtocolError>> {
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
         return Some(change.map(|change| {
             handle.session.do_send(ChangeSubscription(change));
-            json!({})
+            Reply::Value(json!({}))
         }));
     }
     match method {
         Method::Initialize => Some(Err(ProtocolError::InvalidRequest("this session is already initialized".into()))),
         Method::SetLogLevel => Some(set_level_param(request.params.as_ref()).map(|level| {
             handle.shared.set_log_level(level);
-            json!({})
+            Reply::Value(json!({}))
         })),
         _ => None,
     }
@@ -199,7 +199,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
     let id = request.id.clone();
-    let execution = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
+    let execution = Box::pin(run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state)));
     let exchange = Exchange { id, era: Era::Stateful, execution, messages, close: Some(close) };
     respond(exchange, move || SessionSink::open(handle.session, busy)).await
 }
@@ -308,7 +308,7 @@ pub(super) async fn legacy_messages(
                     version: handshake.version,
                     client_capabilities: handshake.client_capabilities,
                 });
-                handshake.result
+                Reply::Value(handshake.result)
             }))
         } else if let Some(outcome) = session_method(&request, method, &handle) {
             Some(outcome)

@@ -66,7 +66,7 @@ pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &A
     let (out, messages) = unbounded_channel::<Vec<u8>>();
     let scope = Scope { peer: Some(Arc::new(StatelessPeer { out })), ..scope };
     let (server, metrics, limit) = (state.server.clone(), state.metrics.clone(), state.limits.tool_timeout);
-    let execution = async move { Some(execute(&server, &metrics, request, scope, limit).await) };
+    let execution = Box::pin(async move { Some(execute(&server, &metrics, request, scope, limit).await) });
     let exchange = Exchange { id, era: Era::Stateless, execution, messages, close: None };
     respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open()))).await
 }

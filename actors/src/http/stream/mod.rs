@@ -16,15 +16,15 @@
 pub(crate) mod sse;
 
 use std::future::Future;
+use std::pin::Pin;
 
 use actix::Addr;
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use mcpd::jsonrpc::RequestId;
-use mcpd::server::encode_answer;
+use mcpd::server::{encode_answer, Reply};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use serde_json::Value;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::oneshot;
 
@@ -33,7 +33,7 @@ use crate::session::{BusyGuard, DetachStream, Emit, OpenStream, Session};
 
 /// What a request came to: its result or error, or `None` when it was cancelled (a cancelled
 /// request gets no answer).
-pub(crate) type Answer = Option<Result<Value, ProtocolError>>;
+pub(crate) type Answer = Option<Result<Reply, ProtocolError>>;
 
 /// A running request whose answer may be streamed.
 pub(super) struct Exchange<F> {
@@ -41,8 +41,9 @@ pub(super) struct Exchange<F> {
     pub(super) id: RequestId,
     /// The era its errors are numbered for.
     pub(super) era: Era,
-    /// The request's work.
-    pub(super) execution: F,
+    /// The request's work, boxed by whoever starts the exchange (this is the rare path: kept
+    /// inline, its state would make every request's future larger).
+    pub(super) execution: Pin<Box<F>>,
     /// What the request sends the client before its answer (serialized JSON-RPC messages).
     pub(super) messages: UnboundedReceiver<Vec<u8>>,
     /// Fired when the request asks to close its stream's connection early (sessions).
@@ -78,8 +79,7 @@ where
     O: FnOnce() -> OF,
     OF: Future<Output = Result<(S, HttpResponse), HttpResponse>>,
 {
-    let Exchange { id, era, execution, mut messages, mut close } = exchange;
-    let mut execution = Box::pin(execution);
+    let Exchange { id, era, mut execution, mut messages, mut close } = exchange;
     let start = tokio::select! {
         biased;
         answer = &mut execution => match messages.try_recv() {

@@ -1,0 +1,80 @@
+//! The members of a request's `_meta` that choosing its era and validating the stateless wire
+//! read (`io.modelcontextprotocol/protocolVersion`, `…/clientCapabilities`, `…/logLevel`,
+//! `progressToken`), found in one pass over its entries.
+//!
+//! `_meta` holds a handful of members, and comparing their names costs far less than hashing
+//! (SipHash: serde_json's `preserve_order` map) each long `io.modelcontextprotocol/…` key for a
+//! lookup, several times per request.
+
+use serde_json::{Map, Value};
+
+use super::call_params::member;
+use crate::model::meta_keys;
+
+/// A request's `_meta` object, if its params carry one.
+pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
+    params.and_then(|p| member(p, "_meta")).and_then(Value::as_object)
+}
+
+/// The members of a request's `_meta` that serving reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RequestMeta<'a> {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub(super) protocol_version: Option<&'a Value>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub(super) client_capabilities: Option<&'a Value>,
+    /// `io.modelcontextprotocol/logLevel`.
+    pub(super) log_level: Option<&'a Value>,
+    /// `progressToken`.
+    pub(super) progress_token: Option<&'a Value>,
+}
+
+impl<'a> RequestMeta<'a> {
+    /// Reads `meta` in one pass.
+    pub(super) fn of(meta: &'a Map<String, Value>) -> Self {
+        let mut found = RequestMeta::default();
+        for (key, value) in meta {
+            let slot = match key.as_str() {
+                meta_keys::PROTOCOL_VERSION => &mut found.protocol_version,
+                meta_keys::CLIENT_CAPABILITIES => &mut found.client_capabilities,
+                meta_keys::LOG_LEVEL => &mut found.log_level,
+                meta_keys::PROGRESS_TOKEN => &mut found.progress_token,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        found
+    }
+
+    /// The `_meta` of a request's params, read; `None` when there is none.
+    pub(super) fn of_params(params: Option<&'a Map<String, Value>>) -> Option<Self> {
+        meta_of(params).map(RequestMeta::of)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_member_is_found_and_others_are_ignored() {
+        let params = json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/logLevel": "info",
+            "progressToken": 5,
+            "other": true
+        }});
+        let meta = RequestMeta::of_params(params.as_object()).expect("params carry _meta");
+        assert_eq!(meta.protocol_version, Some(&json!("2026-07-28")));
+        assert_eq!(meta.client_capabilities, Some(&json!({})));
+        assert_eq!(meta.log_level, Some(&json!("info")));
+        assert_eq!(meta.progress_token, Some(&json!(5)));
+        let bare = json!({"_meta": {"progressToken": 1}});
+        let meta = RequestMeta::of_params(bare.as_object()).expect("params carry _meta");
+        assert!(meta.protocol_version.is_none() && meta.client_capabilities.is_none() && meta.log_level.is_none());
+        assert!(RequestMeta::of_params(json!({"_meta": 1}).as_object()).is_none());
+        assert!(RequestMeta::of_params(None).is_none());
+    }
+}
