@@ -86,8 +86,17 @@ pub(crate) fn stateless_echo(
     }
 }
 
-/// One round: (req/s, errors) of the baseline (`[0]`) and of the measured mode (`[1]`).
-pub(crate) type Round = [(f64, u64); 2];
+/// One round: (req/s, errors, CPU µs per request of the calling thread) of the baseline (`[0]`)
+/// and of the measured mode (`[1]`).
+pub(crate) type Round = [(f64, u64, f64); 2];
+
+/// CPU time this thread has run, in nanoseconds (`/proc/thread-self/schedstat`; 0 where absent).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
 
 /// Runs `s.rounds` rounds of `baseline` and `measured`, alternating which goes first so that
 /// drift on a shared machine hits both alike; prints each round under `keys`.
@@ -100,24 +109,28 @@ where
 {
     let mut rounds = Vec::new();
     for round in 0..s.rounds {
-        let mut pair = [(0.0, 0), (0.0, 0)];
+        let mut pair = [(0.0, 0, 0.0), (0.0, 0, 0.0)];
         for which in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
             let started = Instant::now();
+            let cpu = thread_cpu_ns();
             let (n, errors) = if which == 0 {
                 drive(s.concurrency, s.seconds, &baseline).await
             } else {
                 drive(s.concurrency, s.seconds, &measured).await
             };
-            pair[which] = (n as f64 / started.elapsed().as_secs_f64(), errors);
+            let cpu_us = thread_cpu_ns().saturating_sub(cpu) as f64 / 1000.0 / n.max(1) as f64;
+            pair[which] = (n as f64 / started.elapsed().as_secs_f64(), errors, cpu_us);
         }
         eprintln!(
-            "round {}/{}: {} {:.0} req/s, {} {:.0} req/s",
+            "round {}/{}: {} {:.0} req/s ({:.1} µs CPU/req), {} {:.0} req/s ({:.1} µs CPU/req)",
             round + 1,
             s.rounds,
             keys[0],
             pair[0].0,
+            pair[0].2,
             keys[1],
-            pair[1].0
+            pair[1].0,
+            pair[1].2
         );
         rounds.push(pair);
     }
@@ -128,11 +141,13 @@ where
 /// `target/bench/<name>.json` with `<key>_rps` and per-round figures; returns the ratio and
 /// the number of failed calls.
 pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2], results: &[Round]) -> (f64, u64) {
-    let median = |which: usize| {
-        let mut v: Vec<f64> = results.iter().map(|p| p[which].0).collect();
+    let median_of = |which: usize, field: fn(&(f64, u64, f64)) -> f64| {
+        let mut v: Vec<f64> = results.iter().map(|p| field(&p[which])).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let median = |which: usize| median_of(which, |r| r.0);
+    let cpu = |which: usize| median_of(which, |r| r.2);
     let errors: u64 = results.iter().map(|p| p[0].1 + p[1].1).sum();
     let (baseline, measured) = (median(0), median(1));
     let ratio = measured / baseline;
@@ -140,15 +155,18 @@ pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2
         "\n{name} bench: tools/call echo, {} concurrent calls, {} s × {} rounds (medians)\n",
         s.concurrency, s.seconds, s.rounds
     );
-    eprintln!("{:<34}{:>12}{:>10}", "mode", "req/s", format!("× {}", keys[0]));
-    eprintln!("{:<34}{:>12.0}{:>10.2}", labels[0], baseline, 1.0);
-    eprintln!("{:<34}{:>12.0}{:>10.2}", labels[1], measured, ratio);
+    eprintln!("{:<34}{:>12}{:>10}{:>22}", "mode", "req/s", format!("× {}", keys[0]), "caller CPU µs/req");
+    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}", labels[0], baseline, 1.0, cpu(0));
+    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}", labels[1], measured, ratio, cpu(1));
     eprintln!("errors: {errors}");
     let mut json = serde_json::json!({"concurrency": s.concurrency, "seconds": s.seconds, "rounds": s.rounds,
         "ratio": ratio, "errors": errors,
-        "per_round": results.iter().map(|p| serde_json::json!({keys[0]: p[0].0, keys[1]: p[1].0})).collect::<Vec<_>>()});
+        "per_round": results.iter().map(|p| serde_json::json!({keys[0]: p[0].0, keys[1]: p[1].0,
+            format!("{}_cpu_us", keys[0]): p[0].2, format!("{}_cpu_us", keys[1]): p[1].2})).collect::<Vec<_>>()});
     json[format!("{}_rps", keys[0])] = serde_json::json!(baseline);
     json[format!("{}_rps", keys[1])] = serde_json::json!(measured);
+    json[format!("{}_cpu_us", keys[0])] = serde_json::json!(cpu(0));
+    json[format!("{}_cpu_us", keys[1])] = serde_json::json!(cpu(1));
     let dir =
         std::path::Path::new(&std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into())).join("bench");
     let _ = std::fs::create_dir_all(&dir);
