@@ -173,7 +173,7 @@ impl Mode {
     /// The least acceptable fraction of the bare handler's throughput, if there is a target.
     fn target(self) -> Option<f64> {
         match self {
-            Mode::Stateless => Some(0.8),
+            Mode::Stateless => Some(0.85),
             Mode::Session => Some(0.6),
             Mode::Bare | Mode::Legacy => None,
         }
