@@ -2,6 +2,8 @@
 //! wire (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), and the answers a client gives by default
 //! (an elicitation accepted with the schema's defaults).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use crate::headers::{self, HeaderParam};
@@ -21,6 +23,28 @@ pub fn add_stateless_meta(params: &mut Map<String, Value>, client_info: &Impleme
     }
 }
 
+/// A routing header of a stateless request, by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoutingHeader {
+    /// `Mcp-Method`.
+    Method,
+    /// `Mcp-Name`.
+    Name,
+    /// `Mcp-Param-<name>`, for an argument annotated with `x-mcp-header: <name>`.
+    Param(String),
+}
+
+impl RoutingHeader {
+    /// The header's name as written on the wire.
+    pub fn name(&self) -> Cow<'static, str> {
+        match self {
+            RoutingHeader::Method => Cow::Borrowed("Mcp-Method"),
+            RoutingHeader::Name => Cow::Borrowed("Mcp-Name"),
+            RoutingHeader::Param(name) => Cow::Owned(format!("Mcp-Param-{name}")),
+        }
+    }
+}
+
 /// The routing headers of a stateless request: `Mcp-Method`, `Mcp-Name` (tools/call and
 /// prompts/get: `params.name`; resources/read: `params.uri`; encoded when unsafe) and, for
 /// tools/call, one `Mcp-Param-<Name>` per annotated argument present and not null.
@@ -31,22 +55,22 @@ pub fn routing_headers(
     method: &str,
     params: &Map<String, Value>,
     tool: Option<&[HeaderParam]>,
-) -> Result<Vec<(String, String)>, String> {
-    let mut out = vec![("Mcp-Method".to_owned(), method.to_owned())];
+) -> Result<Vec<(RoutingHeader, String)>, String> {
+    let mut out = vec![(RoutingHeader::Method, method.to_owned())];
     let name_field = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
         _ => None,
     };
     if let Some(value) = name_field.and_then(|f| params.get(f)).and_then(Value::as_str) {
-        out.push(("Mcp-Name".to_owned(), headers::encode_value(value)));
+        out.push((RoutingHeader::Name, headers::encode_value(value)));
     }
     if let (Some(header_params), Some(arguments)) = (tool, params.get("arguments").and_then(Value::as_object)) {
         for param in header_params {
             let Some(value) = headers::argument_at(arguments, &param.path) else { continue };
             let text = headers::param_text(value, param.kind)
                 .ok_or_else(|| format!("argument {} does not fit its x-mcp-header type", param.path.join(".")))?;
-            out.push((format!("Mcp-Param-{}", param.name), headers::encode_value(&text)));
+            out.push((RoutingHeader::Param(param.name.clone()), headers::encode_value(&text)));
         }
     }
     Ok(out)
@@ -94,10 +118,11 @@ mod tests {
         let params_of = headers::header_params(&schema).unwrap();
         let params = json!({"name":"中文工具","arguments":{"tenant":"中文","n":7}});
         let headers = routing_headers("tools/call", params.as_object().unwrap(), Some(&params_of)).unwrap();
-        assert_eq!(headers[0], ("Mcp-Method".into(), "tools/call".into()));
-        assert_eq!(headers[1].1, headers::encode_value("中文工具"));
-        assert!(headers.contains(&("Mcp-Param-Tenant".into(), "=?base64?5Lit5paH?=".into())));
-        assert!(headers.contains(&("Mcp-Param-N".into(), "7".into())));
+        let named: Vec<(String, String)> = headers.iter().map(|(h, v)| (h.name().into_owned(), v.clone())).collect();
+        assert_eq!(named[0], ("Mcp-Method".into(), "tools/call".into()));
+        assert_eq!(named[1], ("Mcp-Name".into(), headers::encode_value("中文工具")));
+        assert!(named.contains(&("Mcp-Param-Tenant".into(), "=?base64?5Lit5paH?=".into())));
+        assert!(named.contains(&("Mcp-Param-N".into(), "7".into())));
         let null = json!({"name":"t","arguments":{"tenant":null}});
         assert_eq!(routing_headers("tools/call", null.as_object().unwrap(), Some(&params_of)).unwrap().len(), 2);
         let read = json!({"uri":"file:///a b.txt"});

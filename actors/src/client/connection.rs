@@ -41,17 +41,27 @@ pub struct CallResult {
 
 impl CallResult {
     fn from_result(server_name: &str, tool_name: &str, raw: Value) -> CallResult {
-        let content = raw
-            .get("content")
-            .and_then(Value::as_array)
-            .map(|blocks| blocks.iter().filter_map(|b| serde::Deserialize::deserialize(b).ok()).collect())
-            .unwrap_or_default();
+        // One pass over the result's members instead of a hashed lookup per field.
+        let (mut content, mut structured_content, mut is_error) = (Vec::new(), None, false);
+        for (key, value) in raw.as_object().into_iter().flatten() {
+            match key.as_str() {
+                "content" => {
+                    content = value
+                        .as_array()
+                        .map(|blocks| blocks.iter().filter_map(|b| serde::Deserialize::deserialize(b).ok()).collect())
+                        .unwrap_or_default();
+                }
+                "structuredContent" => structured_content = Some(value.clone()),
+                "isError" => is_error = value.as_bool().unwrap_or(false),
+                _ => {}
+            }
+        }
         CallResult {
             server_name: server_name.to_owned(),
             tool_name: tool_name.to_owned(),
             content,
-            structured_content: raw.get("structuredContent").cloned(),
-            is_error: raw.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            structured_content,
+            is_error,
             raw,
         }
     }

@@ -13,7 +13,8 @@ use mcpd::client::sse::SseDecoder;
 use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 
-use super::outcome::outcome_owned;
+use super::headers::Headers;
+use super::outcome::outcome_of_body;
 use super::{Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 
@@ -47,12 +48,7 @@ pub(super) enum AnswerBody {
 impl Link {
     /// Sends one request and reads its answer, over stdio when the wire is a child, else by
     /// POST to the endpoint.
-    pub(super) async fn exchange(
-        &self,
-        id: &RequestId,
-        body: Vec<u8>,
-        headers: &[(String, String)],
-    ) -> Result<Value, ClientError> {
+    pub(super) async fn exchange(&self, id: &RequestId, body: Vec<u8>, headers: Headers) -> Result<Value, ClientError> {
         if let Some(channel) = self.stdio_channel() {
             return channel.request(id, body).await;
         }
@@ -64,15 +60,10 @@ impl Link {
     }
 
     /// POSTs `body` to `url` with `extra` headers (beside the link's own) and reads the head.
-    pub(super) async fn post(
-        &self,
-        url: &str,
-        body: Vec<u8>,
-        extra: &[(String, String)],
-    ) -> Result<Answer, ClientError> {
+    pub(super) async fn post(&self, url: &str, body: Vec<u8>, extra: Headers) -> Result<Answer, ClientError> {
         let mut request = self.http.post(url);
-        for (name, value) in extra {
-            request = request.insert_header((name.as_str(), value.as_str()));
+        for header in extra {
+            request = request.insert_header(header);
         }
         let response = request.send_body(body).await.map_err(transport)?;
         self.answer(response).await
@@ -103,9 +94,7 @@ impl Link {
                 if !(200..300).contains(&status) {
                     return Err(http_error(status, &bytes));
                 }
-                let message: Value = serde_json::from_slice(&bytes)
-                    .map_err(|e| ClientError::Protocol(format!("the response is not JSON: {e}")))?;
-                outcome_owned(message, id, status)
+                outcome_of_body(&bytes, id, status)
             }
             AnswerBody::Events(response) => self.read_events(response, id, status).await,
         }
@@ -169,8 +158,8 @@ impl Link {
     /// Reopens a session's stream after `last_event_id` (GET with `Last-Event-ID`).
     async fn resume(&self, last_event_id: &str) -> Result<awc::ClientResponse, ClientError> {
         let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
-        for (name, value) in &self.wire_headers() {
-            request = request.insert_header((name.as_str(), value.as_str()));
+        for header in self.wire_headers() {
+            request = request.insert_header(header);
         }
         let response = request.insert_header(("Last-Event-ID", last_event_id)).send().await.map_err(transport)?;
         if !response.status().is_success() {

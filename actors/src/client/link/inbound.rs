@@ -61,7 +61,7 @@ impl Link {
             return channel.send(bytes);
         }
         let url = self.sse_channel().map_or_else(|| self.cfg.url.clone(), |channel| channel.post_url().to_owned());
-        let answer = self.post(&url, bytes, &self.wire_headers()).await?;
+        let answer = self.post(&url, bytes, self.wire_headers()).await?;
         if (200..300).contains(&answer.status) {
             Ok(())
         } else {

@@ -8,8 +8,7 @@ use mcpd::client::request::routing_headers;
 use mcpd::version::ProtocolVersion;
 use serde_json::{json, Map, Value};
 
-use super::body::{Params, RequestBody};
-use super::Link;
+use super::{headers, Link};
 use crate::client::error::ClientError;
 
 /// How many MRTR rounds one request may take.
@@ -27,23 +26,13 @@ impl Link {
         let tool_params = (method == "tools/call")
             .then(|| params.get("name").and_then(Value::as_str).and_then(|name| self.tool_params(name)))
             .flatten();
-        let mut headers = routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?;
-        headers.push(("MCP-Protocol-Version".to_owned(), ProtocolVersion::STATELESS.as_str().to_owned()));
+        let mut headers =
+            headers::routing(routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?)?;
+        headers.push(headers::version(ProtocolVersion::STATELESS));
         let id = self.next_id();
-        // The request's own `_meta` (rare) is merged with ours; otherwise ours is used as is.
-        let merged;
-        let meta = match params.get("_meta").and_then(Value::as_object) {
-            Some(own) => {
-                let mut own = own.clone();
-                own.extend(self.stateless_meta.iter().map(|(k, v)| (k.clone(), v.clone())));
-                merged = own;
-                &merged
-            }
-            None => &self.stateless_meta,
-        };
-        let body = RequestBody { id: &id, method, params: Params::Stateless { params, extra, meta } };
-        let body = serde_json::to_vec(&body).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.exchange(&id, body, &headers).await
+        let body =
+            self.stateless_meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        self.exchange(&id, body, headers).await
     }
 
     /// A stateless request, with its `input_required` rounds answered by the client's

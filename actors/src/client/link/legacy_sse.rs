@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::exchange::{http_error, is_event_stream, transport, AnswerBody};
+use super::headers::Headers;
 use super::outcome::outcome_of;
 use super::wire::{Carrier, Wire};
 use super::{Link, MAX_RESPONSE_BYTES};
@@ -123,7 +124,7 @@ impl Link {
         &self,
         id: &RequestId,
         body: Vec<u8>,
-        headers: &[(String, String)],
+        headers: Headers,
     ) -> Result<Value, ClientError> {
         let channel = self.sse_channel().ok_or(ClientError::Closed)?;
         let (tx, rx) = oneshot::channel();

@@ -16,11 +16,14 @@
 //! - `legacy_sse`: the 2024-11-05 HTTP+SSE transport;
 //! - `inbound`: what the server sends besides the awaited response (its requests,
 //!   notifications, and responses that arrive on another stream), and our replies;
-//! - `body`: request bodies, serialized without copying their params;
+//! - `headers`: the headers a request carries, typed;
+//! - `body`: request bodies, written without copying their params (a stateless request's
+//!   `_meta` serialized once);
 //! - `outcome`: a response message as a result or a [`ClientError`](super::ClientError).
 
 mod body;
 mod exchange;
+mod headers;
 mod inbound;
 mod input;
 mod legacy_sse;
@@ -44,6 +47,7 @@ use serde_json::{Map, Value};
 pub(crate) use outcome::outcome;
 
 use super::handlers::ClientHandlers;
+use body::StatelessMeta;
 use negotiate::Connecting;
 use wire::Wire;
 
@@ -91,8 +95,9 @@ pub(crate) struct Link {
     handlers: ClientHandlers,
     /// What `initialize` and stateless `_meta` say about us.
     client_info: Implementation,
-    /// The `_meta` of every stateless request (version, client info, capabilities), built once.
-    stateless_meta: Map<String, Value>,
+    /// The `_meta` of every stateless request (version, client info, capabilities), serialized
+    /// once.
+    stateless_meta: StatelessMeta,
     /// The id of the next request (ids are never reused on a link).
     next_id: Cell<i64>,
     /// The wire: negotiated, being negotiated, or not yet. Borrowed only briefly, never across
@@ -126,8 +131,8 @@ impl Link {
         let mut stateless_meta = Map::new();
         add_stateless_meta(&mut stateless_meta, &client_info, &handlers.capabilities());
         let stateless_meta = match stateless_meta.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
+            Some(Value::Object(meta)) => StatelessMeta::new(&meta),
+            _ => StatelessMeta::new(&Map::new()),
         };
         Rc::new(Link {
             http,

@@ -27,6 +27,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
 use super::exchange::is_event_stream;
+use super::headers;
 use super::wire::{Carrier, SessionWire, Wire};
 use super::{Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
@@ -196,10 +197,10 @@ impl Link {
         });
         let id = self.next_id();
         let body = jsonrpc::outgoing_message(Some(&id), "initialize", Some(&params));
-        let headers = vec![("MCP-Protocol-Version".to_owned(), version.as_str().to_owned())];
+        let headers = vec![headers::version(version)];
         let result = match carrier {
-            Carrier::Sse(_) => self.sse_request(&id, body, &headers).await,
-            Carrier::Http { .. } | Carrier::Stdio(_) => self.exchange(&id, body, &headers).await,
+            Carrier::Sse(_) => self.sse_request(&id, body, headers).await,
+            Carrier::Http { .. } | Carrier::Stdio(_) => self.exchange(&id, body, headers).await,
         };
         let result = match result {
             Err(ClientError::Rpc { code, http_status, .. })
@@ -248,8 +249,8 @@ impl Link {
         let link = Rc::downgrade(self);
         let mut request = self.http.get(&self.cfg.url).timeout(STANDALONE_LIFETIME);
         request = request.insert_header((header::ACCEPT, "text/event-stream"));
-        for (name, value) in &self.wire_headers() {
-            request = request.insert_header((name.as_str(), value.as_str()));
+        for header in self.wire_headers() {
+            request = request.insert_header(header);
         }
         let name = self.cfg.name.clone();
         let task = actix_rt::spawn(async move {

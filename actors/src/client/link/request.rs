@@ -12,7 +12,7 @@ use mcpd::version::ProtocolVersion;
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
-use super::body::{Params, RequestBody};
+use super::body::RequestBody;
 use super::outcome::outcome_owned;
 use super::wire::{StrayClaim, Wire};
 use super::{Link, Mode};
@@ -85,18 +85,18 @@ impl Link {
             }
             Mode::Session(_) | Mode::HttpSse(_) | Mode::Stdio(_) => {
                 let id = self.next_id();
-                let body = RequestBody { id: &id, method, params: Params::Plain(params) };
+                let body = RequestBody { id: &id, method, params };
                 let body = serde_json::to_vec(&body).unwrap_or_default();
                 let headers = self.wire_headers();
                 let (_claim, stray) = StrayClaim::register(self, &id);
                 let work = async {
                     match (mode, stray) {
-                        (Mode::HttpSse(_), _) => self.sse_request(&id, body, &headers).await,
+                        (Mode::HttpSse(_), _) => self.sse_request(&id, body, headers).await,
                         (_, Some(answer)) => tokio::select! {
-                            outcome = self.exchange(&id, body, &headers) => outcome,
+                            outcome = self.exchange(&id, body, headers) => outcome,
                             Ok(message) = answer => outcome_owned(message, &id, 200),
                         },
-                        (_, None) => self.exchange(&id, body, &headers).await,
+                        (_, None) => self.exchange(&id, body, headers).await,
                     }
                 };
                 let (reason, error) = tokio::select! {

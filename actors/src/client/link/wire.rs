@@ -14,6 +14,7 @@ use mcpd::version::ProtocolVersion;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::headers::{self, Headers};
 use super::legacy_sse::SseChannel;
 use super::{Link, Mode};
 use crate::client::stdio::StdioChannel;
@@ -100,7 +101,7 @@ impl Wire {
     }
 
     /// The headers our replies and session requests carry: the revision, and the session id.
-    fn headers(&self) -> Vec<(String, String)> {
+    fn headers(&self) -> Headers {
         let (version, session) = match self {
             Wire::Session(session) => (Some(session.version), session.id.as_ref()),
             Wire::HttpSse { version, .. } => (Some(*version), None),
@@ -111,10 +112,10 @@ impl Wire {
         };
         let mut headers = Vec::new();
         if let Some(version) = version {
-            headers.push(("MCP-Protocol-Version".to_owned(), version.as_str().to_owned()));
+            headers.push(headers::version(version));
         }
         if let Some(session) = session {
-            headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
+            headers.extend(headers::session(session));
         }
         headers
     }
@@ -142,7 +143,7 @@ impl Link {
     }
 
     /// The headers of our replies and session requests on the current wire.
-    pub(super) fn wire_headers(&self) -> Vec<(String, String)> {
+    pub(super) fn wire_headers(&self) -> Headers {
         self.wire.borrow().headers()
     }
 
@@ -270,7 +271,7 @@ mod tests {
     use super::*;
 
     fn headers(wire: &Wire) -> Vec<String> {
-        wire.headers().into_iter().map(|(name, value)| format!("{name}: {value}")).collect()
+        wire.headers().into_iter().map(|(name, value)| format!("{name}: {}", value.to_str().unwrap())).collect()
     }
 
     #[test]
@@ -279,14 +280,14 @@ mod tests {
         assert!(headers(&Wire::Idle).is_empty());
         let handshake = Wire::Connecting(Carrier::Http { session: Some("s1".into()) });
         assert_eq!(handshake.mode(), None);
-        assert_eq!(headers(&handshake), ["Mcp-Session-Id: s1"], "no revision before it is negotiated");
+        assert_eq!(headers(&handshake), ["mcp-session-id: s1"], "no revision before it is negotiated");
         let stateless = Wire::Stateless { tool_params: HashMap::new() };
         assert_eq!(stateless.mode(), Some(Mode::Stateless));
-        assert_eq!(headers(&stateless), ["MCP-Protocol-Version: 2026-07-28"]);
+        assert_eq!(headers(&stateless), ["mcp-protocol-version: 2026-07-28"]);
         let session = Wire::Session(SessionWire::new(ProtocolVersion::V2025_06_18, Some("s2".into())));
         assert_eq!(session.mode(), Some(Mode::Session(ProtocolVersion::V2025_06_18)));
-        assert_eq!(headers(&session), ["MCP-Protocol-Version: 2025-06-18", "Mcp-Session-Id: s2"]);
+        assert_eq!(headers(&session), ["mcp-protocol-version: 2025-06-18", "mcp-session-id: s2"]);
         let sessionless = Wire::Session(SessionWire::new(ProtocolVersion::V2025_11_25, None));
-        assert_eq!(headers(&sessionless), ["MCP-Protocol-Version: 2025-11-25"]);
+        assert_eq!(headers(&sessionless), ["mcp-protocol-version: 2025-11-25"]);
     }
 }

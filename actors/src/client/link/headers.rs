@@ -1,0 +1,70 @@
+//! The headers a link adds to a request, beside the configured ones (the HTTP client's
+//! defaults): typed names made once, so that no request parses a header name, and values moved
+//! into place without a copy.
+
+use awc::http::header::{HeaderName, HeaderValue};
+use mcpd::client::request::RoutingHeader;
+use mcpd::version::ProtocolVersion;
+
+use crate::client::error::ClientError;
+
+/// Headers for one request.
+pub(super) type Headers = Vec<(HeaderName, HeaderValue)>;
+
+static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(mcpd::headers::PROTOCOL_VERSION);
+static SESSION_ID: HeaderName = HeaderName::from_static(mcpd::headers::SESSION_ID);
+static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
+static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
+
+/// `MCP-Protocol-Version: <version>`.
+pub(super) fn version(version: ProtocolVersion) -> (HeaderName, HeaderValue) {
+    (PROTOCOL_VERSION.clone(), HeaderValue::from_static(version.as_str()))
+}
+
+/// `Mcp-Session-Id: <id>`; `None` for an id that cannot be a header value (the server gave it
+/// as one, so it can).
+pub(super) fn session(id: &str) -> Option<(HeaderName, HeaderValue)> {
+    HeaderValue::from_str(id).ok().map(|value| (SESSION_ID.clone(), value))
+}
+
+/// A stateless request's routing headers as the core computes them, typed.
+pub(super) fn routing(headers: Vec<(RoutingHeader, String)>) -> Result<Headers, ClientError> {
+    headers
+        .into_iter()
+        .map(|(header, value)| {
+            let name = match &header {
+                RoutingHeader::Method => METHOD.clone(),
+                RoutingHeader::Name => NAME.clone(),
+                RoutingHeader::Param(_) => HeaderName::try_from(header.name().as_ref())
+                    .map_err(|_| ClientError::Protocol(format!("{} is not a valid header name", header.name())))?,
+            };
+            let value = HeaderValue::try_from(value).map_err(|_| {
+                ClientError::Protocol(format!("the value of {} is not a valid header value", header.name()))
+            })?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_headers_keep_their_names_and_values() {
+        let typed = routing(vec![
+            (RoutingHeader::Method, "tools/call".into()),
+            (RoutingHeader::Name, "echo".into()),
+            (RoutingHeader::Param("Tenant".into()), "=?base64?5Lit5paH?=".into()),
+        ])
+        .unwrap();
+        let text: Vec<String> = typed.iter().map(|(n, v)| format!("{n}: {}", v.to_str().unwrap())).collect();
+        assert_eq!(text, ["mcp-method: tools/call", "mcp-name: echo", "mcp-param-tenant: =?base64?5Lit5paH?="]);
+        assert!(matches!(
+            routing(vec![(RoutingHeader::Param("bad name".into()), "v".into())]),
+            Err(ClientError::Protocol(message)) if message == "Mcp-Param-bad name is not a valid header name"
+        ));
+        assert_eq!(version(ProtocolVersion::STATELESS).1, "2026-07-28");
+        assert!(session("s\n1").is_none());
+    }
+}
