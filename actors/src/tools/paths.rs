@@ -455,9 +455,20 @@ mod tests {
             assert!(inside.is_root() || inside.path().components().all(|c| matches!(c, Component::Normal(_))));
             root.absolute(inside)
         };
-        let mut runner = TestRunner::new(Config { cases: 4096, failure_persistence: None, ..Config::default() });
+        // CI runs 4,096 cases; `PROPTEST_CASES=N` runs more (see README).
+        let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(4096);
+        // [existing ok, existing refused, writable ok, writable refused, entry ok, raw reads ok]
+        let seen: [std::sync::atomic::AtomicU32; 6] = Default::default();
+        let count = |i: usize| seen[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let started = std::time::Instant::now();
+        let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
         runner
             .run(&strategy, |given| {
+                count(if root.existing(&given).is_ok() { 0 } else { 1 });
+                count(if root.writable(&given).is_ok() { 2 } else { 3 });
+                if root.entry(&given).is_ok() {
+                    count(4);
+                }
                 if let Ok(inside) = root.existing(&given) {
                     let real = inside_on_disk(&inside).canonicalize().unwrap();
                     prop_assert!(real.starts_with(&base_canonical), "{given:?} -> {real:?}");
@@ -478,6 +489,7 @@ mod tests {
                 }
                 // The capability alone, on the raw path: never outside content.
                 if let Ok(content) = root.dir().read_to_string(&given) {
+                    count(5);
                     prop_assert_ne!(content, SECRET, "{:?} read outside content", given);
                 }
                 if let Ok(dir) = root.dir().open_dir(&given) {
@@ -487,5 +499,9 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+        let seen = seen.map(|n| n.into_inner());
+        eprintln!("path confinement: {cases} cases in {:.2?}, outcomes {seen:?}", started.elapsed());
+        // Not vacuous: each judgement both accepted and refused a good share of the cases.
+        assert!(seen[..5].iter().all(|n| *n >= cases / 50) && seen[5] > 0, "{seen:?}");
     }
 }
