@@ -28,6 +28,7 @@ mod client_faults;
 mod client_interop;
 mod command_tools;
 mod file_tools;
+mod files_race;
 mod gateway;
 mod http_endpoint;
 mod http_guard;

@@ -1,6 +1,7 @@
 //! Running one command: spawned directly (never through a shell unless the caller built an
 //! `sh -c` argv), in its own process group, with an empty environment plus what the caller
-//! passes, stdin closed, stdout and stderr captured, under a time limit.
+//! passes, stdin closed, stdout and stderr captured, under a time limit, in a working directory
+//! held open ([`WorkDir`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::tools::paths::{Inside, ProjectRoot};
+
 /// How long the output pipes may stay open after the command itself ended (a background
 /// process of its group still holding them) before the group is killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
@@ -16,13 +19,56 @@ const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How long to wait for a killed process to be reaped.
 const REAP_LIMIT: Duration = Duration::from_secs(5);
 
+/// The working directory of a command: a handle of the directory, opened beneath the project
+/// root through its capability (so no symlink or rename can have led it outside), which the
+/// child enters **through the handle**: on Linux the child changes into `/proc/self/fd/N` (the
+/// kernel follows the descriptor to the directory it was opened on, wherever that is now). The
+/// descriptor is close-on-exec: the child holds it only between its fork and its exec.
+///
+/// `fchdir` in a `pre_exec` hook would do the same, but `pre_exec` is `unsafe` (the workspace
+/// denies it); std spawns with the `/proc` path just as with any other. Where `/proc` is not
+/// mounted (or off Linux) the child is given the directory's path, judged inside the root just
+/// before: that path is resolved once more by the child, which this handle cannot confine.
+#[derive(Debug)]
+pub(super) struct WorkDir {
+    dir: cap_std::fs::Dir,
+    path: PathBuf,
+}
+
+impl WorkDir {
+    /// Opens `inside` through the root's capability.
+    ///
+    /// # Errors
+    /// When it cannot be opened as a directory beneath the root (an escape is
+    /// [`crate::tools::paths::is_escape`]).
+    pub(super) fn open(root: &ProjectRoot, inside: &Inside) -> std::io::Result<Self> {
+        let dir = root.dir().open_dir(inside.path())?;
+        Ok(WorkDir { dir, path: root.absolute(inside) })
+    }
+
+    /// The directory as the child enters it.
+    pub(super) fn for_child(&self) -> PathBuf {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::{AsFd, AsRawFd};
+            static PROC_FD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            let fd = self.dir.as_fd().as_raw_fd();
+            // Never 0-2: the child replaces those with its pipes before it changes directory.
+            if fd > 2 && *PROC_FD.get_or_init(|| std::path::Path::new("/proc/self/fd").is_dir()) {
+                return PathBuf::from(format!("/proc/self/fd/{fd}"));
+            }
+        }
+        self.path.clone()
+    }
+}
+
 /// What to run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Invocation {
     /// The program and its arguments (never empty).
     pub(super) argv: Vec<String>,
-    /// The working directory (already confined to the project root).
-    pub(super) cwd: PathBuf,
+    /// The working directory (opened beneath the project root), kept open until the spawn.
+    pub(super) cwd: WorkDir,
     /// The time limit.
     pub(super) timeout: Duration,
     /// The whole environment of the command (nothing else is inherited).
@@ -167,7 +213,7 @@ pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: us
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
-        .current_dir(&cwd)
+        .current_dir(cwd.for_child())
         .env_clear()
         .envs(env)
         .stdin(Stdio::null())
@@ -178,6 +224,8 @@ pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: us
     command.process_group(0);
     let started = Instant::now();
     let mut child = command.spawn().map_err(|e| format!("could not start {program:?}: {e}"))?;
+    // The child is in its directory now.
+    drop(cwd);
     // Declared after `child`, so dropped before it: the group dies while its leader is unreaped.
     let mut group = GroupGuard { pgid: child.id() };
     let mut stdout = child.stdout.take();
@@ -234,6 +282,34 @@ pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The child enters the directory that was opened beneath the root, not whatever its path
+    /// leads to by the time of the spawn: here the path was swapped for a symlink to a directory
+    /// outside the project in between.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_child_enters_the_opened_directory_not_its_path() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(project.path().join("sub")).unwrap();
+        std::fs::write(project.path().join("sub/inside.txt"), "").unwrap();
+        std::fs::write(outside.path().join("outside.txt"), "").unwrap();
+        let root = ProjectRoot::new(project.path()).unwrap();
+        let cwd = WorkDir::open(&root, &root.existing("sub").unwrap()).unwrap();
+        std::fs::rename(project.path().join("sub"), project.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), project.path().join("sub")).unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let invocation = Invocation {
+            argv: vec!["ls".into()],
+            cwd,
+            timeout: Duration::from_secs(30),
+            env: vec![("PATH".into(), path)],
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let outcome = runtime.block_on(execute(invocation, 4096, 4096)).unwrap();
+        assert_eq!(outcome.exit_code, Some(0), "{:?}", String::from_utf8_lossy(&outcome.capture.log));
+        assert_eq!(String::from_utf8_lossy(&outcome.capture.log), "inside.txt\n");
+    }
 
     #[test]
     fn the_tail_starts_on_a_character_boundary() {

@@ -3,7 +3,10 @@
 //! commands), and command tools declared in configuration ([`DeclaredTool`]).
 //!
 //! Every command:
-//! - runs in a working directory confined to the project root ([`ProjectRoot::existing`]);
+//! - runs in a working directory confined to the project root: judged by
+//!   [`ProjectRoot::existing`], opened through the root's capability (beneath the root, so no
+//!   symlink swapped in can lead out), and entered by the child through that open handle
+//!   (`exec::WorkDir`), never by resolving the path again;
 //! - starts from an **empty** environment plus the allow-listed variables
 //!   ([`CommandOptions::env_allow`]) taken from the server's own environment; a `run_command`
 //!   call may set allow-listed names only;
@@ -35,7 +38,7 @@ pub use declared::{load_declared, DeclaredTool};
 
 use super::paths::ProjectRoot;
 use declared::Compiled;
-use exec::{Invocation, Outcome};
+use exec::{Invocation, Outcome, WorkDir};
 use logs::{CommandLog, LogStore};
 
 /// The variables passed through by default.
@@ -283,12 +286,19 @@ fn environment(options: &CommandOptions, requested: &[(String, String)]) -> Resu
     Ok(env)
 }
 
-fn working_directory(root: &ProjectRoot, cwd: Option<&str>) -> Result<std::path::PathBuf, String> {
-    let dir = root.existing(cwd.unwrap_or(".")).map_err(|e| format!("cwd: {e}"))?;
-    if !dir.is_dir() {
-        return Err(format!("cwd: {:?} is not a directory", cwd.unwrap_or(".")));
+fn working_directory(root: &ProjectRoot, cwd: Option<&str>) -> Result<WorkDir, String> {
+    let given = cwd.unwrap_or(".");
+    let inside = root.existing(given).map_err(|e| format!("cwd: {e}"))?;
+    if !root.dir().metadata(inside.path()).is_ok_and(|meta| meta.is_dir()) {
+        return Err(format!("cwd: {given:?} is not a directory"));
     }
-    Ok(dir)
+    WorkDir::open(root, &inside).map_err(|e| {
+        if crate::tools::paths::is_escape(&e) {
+            format!("cwd: {}", crate::tools::paths::PathError::Outside { path: given.to_owned() })
+        } else {
+            format!("cwd: cannot open {given:?}: {e}")
+        }
+    })
 }
 
 /// Reads `run_command`'s arguments.

@@ -3,23 +3,36 @@
 //! `append_file`, `create_folder`, `delete_path`, `rename_move` and `apply_patch` when writing is
 //! enabled.
 //!
-//! Every path goes through [`ProjectRoot`]: an escape (`..`, an absolute path outside, a symlink
-//! leading out) is a tool failure (`isError: true`) naming the path, never a protocol error.
-//! Every handler does its file system work on the blocking pool
+//! Every path goes through [`ProjectRoot`] (`paths.rs`), which judges it and turns it into a path
+//! relative to the root; an escape (`..`, an absolute path outside, a symlink leading out) is a
+//! tool failure (`isError: true`) naming the path, never a protocol error. Every file system
+//! operation then goes through the root's directory handle, the capability
+//! ([`ProjectRoot::dir`]): files are opened, created, renamed and deleted relative to it with
+//! kernel-enforced beneath-resolution, and walks (`search_files`, `grep`) open each directory
+//! relative to its parent's handle without following symlinks (`walk.rs`). A symlink swapped in
+//! after the judgement is refused at the moment of use and reported like any path outside.
+//!
+//! Files are opened non-blocking and checked to be regular files on the open handle, so a FIFO
+//! or device never blocks a tool. Every handler does its file system work on the blocking pool
 //! (`actix_web::rt::task::spawn_blocking`), never on an arbiter thread.
 
 mod patch;
 mod read;
+mod search;
+mod walk;
 mod write;
 
-use std::path::{Path, PathBuf};
+use std::io::Read;
 use std::sync::Arc;
+
+use cap_fs_ext::OpenOptionsSyncExt;
+use cap_std::fs::OpenOptions;
 
 use mcpd::model::{CallToolResult, Tool, ToolAnnotations};
 use mcpd::{Catalog, ToolError};
 use serde_json::{json, Map, Value};
 
-use super::paths::{PathError, ProjectRoot};
+use super::paths::{is_escape, Inside, PathError, ProjectRoot};
 
 /// Limits and switches of the file tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +46,9 @@ pub struct FileToolOptions {
     pub max_results: usize,
     /// `grep` skips files bigger than this.
     pub max_grep_file_bytes: u64,
+    /// How many directories deep `search_files` and `grep` go below the project root (each
+    /// level holds one directory handle while it is walked).
+    pub max_walk_depth: usize,
 }
 
 impl Default for FileToolOptions {
@@ -42,6 +58,7 @@ impl Default for FileToolOptions {
             max_read_bytes: 1024 * 1024,
             max_results: 200,
             max_grep_file_bytes: 4 * 1024 * 1024,
+            max_walk_depth: 64,
         }
     }
 }
@@ -151,37 +168,17 @@ fn refused(e: PathError) -> String {
     e.to_string()
 }
 
-/// The path as given, not following a final symlink: the parent is resolved (and confined),
-/// the last component is kept as it is. For tools that act on a directory entry itself
-/// (`get_file_info`, `delete_path`, `rename_move`): removing or moving a symlink never touches
-/// what it points to. Anything without a plain last component (`.`, `..`, the root) resolves as
-/// [`ProjectRoot::existing`].
-fn entry(root: &ProjectRoot, given: &str) -> Result<PathBuf, PathError> {
-    if given.contains('\0') {
-        return Err(PathError::Invalid { path: given.to_owned(), reason: "it contains a NUL byte".into() });
+/// How a failed file operation reads: a path the capability refused to resolve (a symlink or
+/// rename swapped in after the judgement) is reported like any path outside the project;
+/// anything else as `cannot {action} {shown:?}: {error}`.
+fn failure<'a>(given: &'a str, action: &'a str, shown: &'a str) -> impl Fn(std::io::Error) -> String + 'a {
+    move |e| {
+        if is_escape(&e) {
+            refused(PathError::Outside { path: given.to_owned() })
+        } else {
+            format!("cannot {action} {shown:?}: {e}")
+        }
     }
-    if root.existing(given).is_ok_and(|resolved| resolved == root.path()) {
-        return Ok(root.path().to_path_buf());
-    }
-    let path = Path::new(given);
-    let (Some(name), Some(parent)) = (path.file_name(), path.parent()) else {
-        return root.existing(given);
-    };
-    let ends_plainly = matches!(path.components().next_back(), Some(std::path::Component::Normal(_)));
-    if !ends_plainly {
-        return root.existing(given);
-    }
-    // Errors name the path as given, not its parent.
-    let parent = root.existing(&parent.to_string_lossy()).map_err(|e| match e {
-        PathError::Outside { .. } => PathError::Outside { path: given.to_owned() },
-        PathError::NotFound { .. } => PathError::NotFound { path: given.to_owned() },
-        PathError::Invalid { reason, .. } => PathError::Invalid { path: given.to_owned(), reason },
-    })?;
-    let joined = parent.join(name);
-    if joined.symlink_metadata().is_err() {
-        return Err(PathError::NotFound { path: given.to_owned() });
-    }
-    Ok(joined)
 }
 
 /// True when the first 8 KiB hold a NUL byte.
@@ -190,7 +187,7 @@ fn looks_binary(head: &[u8]) -> bool {
 }
 
 /// The kind of a directory entry as the tools name it.
-fn kind(file_type: std::fs::FileType) -> &'static str {
+fn kind(file_type: cap_std::fs::FileType) -> &'static str {
     if file_type.is_symlink() {
         "symlink"
     } else if file_type.is_dir() {
@@ -202,25 +199,85 @@ fn kind(file_type: std::fs::FileType) -> &'static str {
     }
 }
 
+/// Options that never block on a FIFO or a device (regular files ignore `O_NONBLOCK`).
+fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.nonblock(true)
+}
+
+/// Opens an existing regular file to read, through the capability. It is checked to be a
+/// regular file before it is opened (a FIFO or device is never opened) and again on the open
+/// handle, which is what is read (a swap in between cannot substitute anything). Returns the
+/// file and its size; `is_dir` is the message for a directory.
+fn open_regular(files: &Files, inside: &Inside, given: &str, is_dir: &str) -> Result<(std::fs::File, u64), String> {
+    let shown = inside.shown();
+    let io_error = failure(given, "read", &shown);
+    let check = |meta: &cap_std::fs::Metadata| {
+        if meta.is_dir() {
+            Err(format!("{shown:?} {is_dir}"))
+        } else if !meta.is_file() {
+            Err(format!("{shown:?} is not a regular file"))
+        } else {
+            Ok(meta.len())
+        }
+    };
+    check(&files.root.dir().metadata(inside.path()).map_err(&io_error)?)?;
+    let file =
+        files.root.dir().open_with(inside.path(), nonblocking(OpenOptions::new().read(true))).map_err(&io_error)?;
+    let size = check(&file.metadata().map_err(&io_error)?)?;
+    Ok((file.into_std(), size))
+}
+
 /// Reads a whole text file for editing, refusing big and binary ones.
-fn read_text(files: &Files, path: &Path, shown: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {shown:?}: {e}"))?;
-    if meta.is_dir() {
-        return Err(format!("{shown:?} is a directory"));
+fn read_text(files: &Files, inside: &Inside, given: &str) -> Result<String, String> {
+    let shown = inside.shown();
+    let (file, size) = open_regular(files, inside, given, "is a directory")?;
+    let max = files.options.max_read_bytes;
+    let too_big =
+        |size: u64| format!("{shown:?} is {size} bytes, over the limit of {max} bytes for whole-file changes");
+    if size > max {
+        return Err(too_big(size));
     }
-    if !meta.is_file() {
-        return Err(format!("{shown:?} is not a regular file"));
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(failure(given, "read", &shown))?;
+    if bytes.len() as u64 > max {
+        return Err(too_big(bytes.len() as u64));
     }
-    if meta.len() > files.options.max_read_bytes {
-        return Err(format!(
-            "{shown:?} is {} bytes, over the limit of {} bytes for whole-file changes",
-            meta.len(),
-            files.options.max_read_bytes
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown:?}: {e}"))?;
     if looks_binary(&bytes) {
         return Err(format!("{shown:?} is a binary file"));
     }
     String::from_utf8(bytes).map_err(|_| format!("{shown:?} is a binary file (not UTF-8)"))
+}
+
+/// Replaces (or creates) a regular file's whole content through the capability. Opened
+/// non-blocking and checked on the handle: a FIFO or device swapped in is refused, not written.
+fn write_whole(files: &Files, inside: &Inside, given: &str, content: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let shown = inside.shown();
+    let io_error = failure(given, "write", &shown);
+    let mut file = files
+        .root
+        .dir()
+        .open_with(inside.path(), nonblocking(OpenOptions::new().write(true).create(true).truncate(true)))
+        .map_err(&io_error)?;
+    if !file.metadata().map_err(&io_error)?.is_file() {
+        return Err(format!("{shown:?} is not a regular file"));
+    }
+    file.write_all(content).map_err(&io_error)
+}
+
+/// Creates the missing parent folders of `inside`, through the capability.
+fn create_parents(files: &Files, inside: &Inside, given: &str) -> Result<(), String> {
+    match inside.parent() {
+        Some(parent) if !parent.is_root() => {
+            let shown = inside.shown();
+            files.root.dir().create_dir_all(parent.path()).map_err(|e| {
+                if is_escape(&e) {
+                    refused(PathError::Outside { path: given.to_owned() })
+                } else {
+                    format!("cannot create the folders of {shown:?}: {e}")
+                }
+            })
+        }
+        _ => Ok(()),
+    }
 }

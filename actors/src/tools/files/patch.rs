@@ -3,16 +3,16 @@
 //! The patch is split into per-file sections (`---`/`+++` headers and their `@@` hunks; git's
 //! extended header lines such as `diff --git` and `index` are skipped), each section is parsed
 //! and applied in memory with `diffy`, and only when every file applied are the results written.
-//! Should a write still fail, the files already written are restored.
+//! Should a write still fail, the files already written are restored. Every file is read,
+//! written and deleted through the capability, like the other file tools.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::PathBuf;
 
 use mcpd::model::Tool;
 use serde_json::{json, Value};
 
-use super::{read_text, refused, writes, Args, FileToolOptions, Files, Run};
+use super::{create_parents, failure, read_text, refused, write_whole, writes, Args, FileToolOptions, Files, Run};
+use crate::tools::paths::Inside;
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     vec![(apply_patch_tool(options.max_read_bytes), apply_patch as Run)]
@@ -56,6 +56,8 @@ fn apply_patch_tool(max_bytes: u64) -> Tool {
 
 /// One file's pending change.
 struct Pending {
+    /// The path as the patch names it (for errors).
+    given: String,
     shown: String,
     /// Its bytes before the patch (None: it did not exist).
     original: Option<Vec<u8>>,
@@ -65,7 +67,7 @@ struct Pending {
 
 fn apply_patch(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let patch = args.string("patch")?;
-    let mut pending: BTreeMap<PathBuf, Pending> = BTreeMap::new();
+    let mut pending: BTreeMap<Inside, Pending> = BTreeMap::new();
     let mut hunks = 0;
     for (number, section) in split(patch)?.iter().enumerate() {
         let number = number + 1;
@@ -82,7 +84,7 @@ fn apply_patch(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             None => (String::new(), None),
             Some(old) => {
                 let path = files.root.existing(old).map_err(refused)?;
-                (current(files, &mut pending, &path)?, Some(path))
+                (current(files, &mut pending, &path, old)?, Some(path))
             }
         };
         let result = diffy::apply(&base, &parsed).map_err(|e| {
@@ -101,14 +103,15 @@ fn apply_patch(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             }
             (source, Some(new)) => {
                 let target = files.root.writable(&new).map_err(refused)?;
-                if target.is_dir() {
+                let on_disk = files.root.dir().metadata(target.path());
+                if on_disk.as_ref().is_ok_and(|meta| meta.is_dir()) {
                     return Err(format!("{new:?} is a directory"));
                 }
-                let exists = pending.get(&target).map_or_else(|| target.exists(), |p| p.after.is_some());
+                let exists = pending.get(&target).map_or(on_disk.is_ok(), |p| p.after.is_some());
                 if exists && source.as_ref() != Some(&target) {
                     return Err(format!("the patch creates {new:?}, which already exists"));
                 }
-                entry_for(files, &mut pending, &target)?;
+                entry_for(files, &mut pending, &target, &new)?;
                 if let Some(source) = source.filter(|s| *s != target) {
                     set(&mut pending, source, None);
                 }
@@ -117,7 +120,7 @@ fn apply_patch(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             (None, None) => return Err(format!("file {number} of the patch goes from /dev/null to /dev/null")),
         }
     }
-    commit(&pending)?;
+    commit(files, &pending)?;
     let changed: Vec<Value> = pending
         .values()
         .filter_map(|p| {
@@ -144,51 +147,60 @@ fn header_path(raw: &str, prefix: &str) -> Option<String> {
 /// Makes sure `path` has a pending entry that remembers its original state.
 fn entry_for<'a>(
     files: &Files,
-    pending: &'a mut BTreeMap<PathBuf, Pending>,
-    path: &PathBuf,
+    pending: &'a mut BTreeMap<Inside, Pending>,
+    path: &Inside,
+    given: &str,
 ) -> Result<&'a mut Pending, String> {
     if !pending.contains_key(path) {
-        let shown = files.root.relative(path);
-        let (original, after) = if path.exists() {
-            let text = read_text(files, path, &shown)?;
+        let shown = path.shown();
+        let (original, after) = if files.root.dir().metadata(path.path()).is_ok() {
+            let text = read_text(files, path, given)?;
             (Some(text.clone().into_bytes()), Some(text))
         } else {
             (None, None)
         };
-        pending.insert(path.clone(), Pending { shown, original, after });
+        pending.insert(path.clone(), Pending { given: given.to_owned(), shown, original, after });
     }
     pending.get_mut(path).ok_or_else(|| "internal error: pending entry".to_owned())
 }
 
 /// The text of an existing file as the patch so far left it.
-fn current(files: &Files, pending: &mut BTreeMap<PathBuf, Pending>, path: &PathBuf) -> Result<String, String> {
-    let entry = entry_for(files, pending, path)?;
+fn current(
+    files: &Files,
+    pending: &mut BTreeMap<Inside, Pending>,
+    path: &Inside,
+    given: &str,
+) -> Result<String, String> {
+    let entry = entry_for(files, pending, path, given)?;
     entry.after.clone().ok_or_else(|| format!("{:?} was deleted earlier in the patch", entry.shown))
 }
 
-fn set(pending: &mut BTreeMap<PathBuf, Pending>, path: PathBuf, after: Option<String>) {
+fn set(pending: &mut BTreeMap<Inside, Pending>, path: Inside, after: Option<String>) {
     if let Some(entry) = pending.get_mut(&path) {
         entry.after = after;
     }
 }
 
 /// Writes every pending change; on a failure, restores what was already written.
-fn commit(pending: &BTreeMap<PathBuf, Pending>) -> Result<(), String> {
-    let mut done: Vec<(&PathBuf, &Pending)> = Vec::new();
+fn commit(files: &Files, pending: &BTreeMap<Inside, Pending>) -> Result<(), String> {
+    let dir = files.root.dir();
+    let mut done: Vec<(&Inside, &Pending)> = Vec::new();
     for (path, p) in pending {
         let outcome = match &p.after {
-            Some(text) => path.parent().map_or(Ok(()), fs::create_dir_all).and_then(|()| fs::write(path, text)),
-            None if p.original.is_some() => fs::remove_file(path),
+            Some(text) => {
+                create_parents(files, path, &p.given).and_then(|()| write_whole(files, path, &p.given, text.as_bytes()))
+            }
+            None if p.original.is_some() => dir.remove_file(path.path()).map_err(failure(&p.given, "delete", &p.shown)),
             None => Ok(()),
         };
         if let Err(e) = outcome {
             for (path, p) in done.into_iter().rev() {
                 let _ = match &p.original {
-                    Some(bytes) => fs::write(path, bytes),
-                    None => fs::remove_file(path),
+                    Some(bytes) => write_whole(files, path, &p.given, bytes),
+                    None => dir.remove_file(path.path()).map_err(|e| e.to_string()),
                 };
             }
-            return Err(format!("cannot write {:?}: {e}; the files already changed were restored", p.shown));
+            return Err(format!("{e}; the files already changed were restored"));
         }
         done.push((path, p));
     }

@@ -1,45 +1,24 @@
-//! The read tools: `list_directory`, `read_file`, `search_files`, `grep`, `get_file_info`.
+//! The read tools that take one path: `list_directory`, `read_file`, `get_file_info` (the
+//! walks, `search_files` and `grep`, are in `search.rs`).
 
-use std::fs;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
 use mcpd::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
-use super::{entry, kind, looks_binary, output, refused, schema, Args, FileToolOptions, Files, Run};
-
-/// Longest line text `grep` returns (in characters); longer lines are cut with `…`.
-const MAX_LINE_CHARS: usize = 500;
+use super::search;
+use super::{failure, kind, looks_binary, open_regular, refused, schema, Args, FileToolOptions, Files, Run};
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     let max = options.max_results;
     vec![
         (list_directory_tool(max), list_directory as Run),
         (read_file_tool(options.max_read_bytes), read_file),
-        (search_files_tool(max), search_files),
-        (grep_tool(max, options.max_grep_file_bytes), grep),
+        (search::search_files_tool(max), search::search_files),
+        (search::grep_tool(max, options.max_grep_file_bytes), search::grep),
         (get_file_info_tool(), get_file_info),
     ]
-}
-
-/// The output schema of a search: `{pattern, matches: [item], truncated}` plus `more`
-/// properties (all required).
-fn matches_output(item: Value, item_required: &[&str], more: Value) -> Value {
-    let mut properties = json!({
-        "pattern": { "type": "string" },
-        "matches": { "type": "array", "items": output(item, item_required) },
-        "truncated": { "type": "boolean" }
-    });
-    let mut required = vec!["pattern".to_owned(), "matches".to_owned(), "truncated".to_owned()];
-    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
-        required.extend(more.keys().cloned());
-        all.extend(more);
-    }
-    json!({ "type": "object", "properties": properties, "required": required })
 }
 
 fn list_directory_tool(max: usize) -> Tool {
@@ -81,15 +60,17 @@ fn list_directory_tool(max: usize) -> Tool {
 
 fn list_directory(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let given = args.opt_string("path")?.unwrap_or(".");
-    let dir = files.root.existing(given).map_err(refused)?;
-    let shown = files.root.relative(&dir);
-    if !dir.is_dir() {
+    let inside = files.root.existing(given).map_err(refused)?;
+    let shown = inside.shown();
+    let io_error = failure(given, "list", &shown);
+    if !files.root.dir().metadata(inside.path()).map_err(&io_error)?.is_dir() {
         return Err(format!("{shown:?} is not a directory"));
     }
+    let dir = files.root.dir().open_dir(inside.path()).map_err(&io_error)?;
     let mut entries = Vec::new();
-    for item in fs::read_dir(&dir).map_err(|e| format!("cannot list {shown:?}: {e}"))? {
-        let item = item.map_err(|e| format!("cannot list {shown:?}: {e}"))?;
-        let file_type = item.file_type().map_err(|e| format!("cannot list {shown:?}: {e}"))?;
+    for item in dir.entries().map_err(&io_error)? {
+        let item = item.map_err(&io_error)?;
+        let file_type = item.file_type().map_err(&io_error)?;
         let name = item.file_name().to_string_lossy().into_owned();
         let mut value = json!({ "name": name, "type": kind(file_type) });
         if file_type.is_file() {
@@ -152,21 +133,13 @@ fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             return Err(format!("end_line {e} is before start_line {s}"));
         }
     }
-    let path = files.root.existing(given).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    let io_error = |e: std::io::Error| format!("cannot read {shown:?}: {e}");
-    let meta = fs::metadata(&path).map_err(io_error)?;
-    if meta.is_dir() {
-        return Err(format!("{shown:?} is a directory (use list_directory)"));
-    }
-    if !meta.is_file() {
-        return Err(format!("{shown:?} is not a regular file"));
-    }
-    let size = meta.len();
+    let inside = files.root.existing(given).map_err(refused)?;
+    let shown = inside.shown();
+    let io_error = failure(given, "read", &shown);
+    let (mut file, size) = open_regular(files, &inside, given, "is a directory (use list_directory)")?;
     let max = files.options.max_read_bytes;
-    let mut file = fs::File::open(&path).map_err(io_error)?;
     let mut head = Vec::with_capacity(8192);
-    file.by_ref().take(8192).read_to_end(&mut head).map_err(io_error)?;
+    file.by_ref().take(8192).read_to_end(&mut head).map_err(&io_error)?;
     let binary = json!({ "path": shown, "binary": true, "size": size });
     if looks_binary(&head) {
         return Ok(binary);
@@ -182,7 +155,7 @@ fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             return Err(too_big());
         }
         let mut bytes = head;
-        file.take((max + 1).saturating_sub(bytes.len() as u64)).read_to_end(&mut bytes).map_err(io_error)?;
+        file.take((max + 1).saturating_sub(bytes.len() as u64)).read_to_end(&mut bytes).map_err(&io_error)?;
         if bytes.len() as u64 > max {
             return Err(too_big());
         }
@@ -197,7 +170,7 @@ fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let mut reader = BufReader::new(std::io::Cursor::new(head).chain(file));
     let mut line = 0u64;
     while line + 1 < start {
-        if !skip_line(&mut reader).map_err(io_error)? {
+        if !skip_line(&mut reader).map_err(&io_error)? {
             return Err(format!("start_line {start} is past the end of {shown:?}, which has {line} lines"));
         }
         line += 1;
@@ -210,7 +183,7 @@ fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             break;
         }
         let budget = max.saturating_sub(content.len() as u64);
-        let n = reader.by_ref().take(budget + 1).read_until(b'\n', &mut content).map_err(io_error)?;
+        let n = reader.by_ref().take(budget + 1).read_until(b'\n', &mut content).map_err(&io_error)?;
         if n == 0 {
             reached_end = true;
             break;
@@ -226,7 +199,7 @@ fn read_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
         return Err(format!("start_line {start} is past the end of {shown:?}, which has {line} lines"));
     }
     if !truncated && !reached_end {
-        reached_end = reader.fill_buf().map_err(io_error)?.is_empty();
+        reached_end = reader.fill_buf().map_err(&io_error)?.is_empty();
     }
     let text = match String::from_utf8(content) {
         Ok(text) => text,
@@ -267,209 +240,6 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<bool> {
     }
 }
 
-/// A glob that matches an entry's name or its path (relative to the project root, or to the
-/// directory searched). `..` and absolute patterns are refused: they could only name places
-/// outside.
-struct NameGlob(GlobMatcher);
-
-impl NameGlob {
-    fn new(pattern: &str) -> Result<NameGlob, String> {
-        if pattern.starts_with('/') || pattern.starts_with('\\') || pattern.split(['/', '\\']).any(|c| c == "..") {
-            return Err(format!(
-                "the pattern {pattern:?} leads outside the project directory (no `..` or absolute patterns)"
-            ));
-        }
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("invalid glob {pattern:?}: {e}"))?;
-        Ok(NameGlob(glob.compile_matcher()))
-    }
-
-    fn matches(&self, name: &str, from_root: &str, from_start: &str) -> bool {
-        self.0.is_match(name) || self.0.is_match(from_root) || self.0.is_match(from_start)
-    }
-}
-
-/// A walk over `start` (inside the root) that honours `.gitignore` and `.ignore` files from the
-/// project root down (unless `include_ignored`), skips `.git` (and `.hg`, `.svn`), and never
-/// follows symlinks. The walk begins at the root so that the ignore files of the directories
-/// above `start` apply; only `start` and its way down are entered.
-fn walk(root: &Path, start: &Path, include_ignored: bool) -> ignore::Walk {
-    let mut builder = WalkBuilder::new(root);
-    builder.standard_filters(!include_ignored);
-    builder.hidden(false).parents(false).git_global(false).require_git(false).follow_links(false);
-    builder.sort_by_file_name(|a, b| a.cmp(b));
-    let start = start.to_path_buf();
-    builder.filter_entry(move |e| {
-        let vcs = e.depth() > 0 && matches!(e.file_name().to_str(), Some(".git" | ".hg" | ".svn"));
-        !vcs && (e.path().starts_with(&start) || start.starts_with(e.path()))
-    });
-    builder.build()
-}
-
-fn relative_to(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-fn search_files_tool(max: usize) -> Tool {
-    Tool::new(
-        "search_files",
-        format!(
-            "Finds files and directories of the project whose name or relative path matches a glob \
-             (`*.rs`, `src/**/mod.rs`, `{{a,b}}.txt`; `*` stays within one path segment, `**` crosses \
-             them). Searches under path (default: the project root), skipping `.git` and what \
-             .gitignore/.ignore files exclude unless include_ignored is true; symlinks are listed, not \
-             followed. At most {max} matches (then truncated is true)."
-        ),
-        schema(
-            json!({
-                "pattern": { "type": "string", "description": "Glob matched against names and relative paths." },
-                "path": { "type": "string", "description": "Directory to search (default `.`)." },
-                "include_ignored": { "type": "boolean", "description": "Also search ignored files (default false)." }
-            }),
-            &["pattern"],
-        ),
-    )
-    .with_title("Search files by name")
-    .with_output_schema(matches_output(
-        json!({ "path": { "type": "string" }, "type": { "type": "string" } }),
-        &["path", "type"],
-        json!({}),
-    ))
-    .with_annotations(ToolAnnotations::read_only())
-}
-
-fn start_dir(files: &Files, args: &Args<'_>) -> Result<PathBuf, String> {
-    let given = args.opt_string("path")?.unwrap_or(".");
-    files.root.existing(given).map_err(refused)
-}
-
-fn search_files(files: &Files, args: &Args<'_>) -> Result<Value, String> {
-    let pattern = args.string("pattern")?;
-    let glob = NameGlob::new(pattern)?;
-    let start = start_dir(files, args)?;
-    if !start.is_dir() {
-        return Err(format!("{:?} is not a directory", files.root.relative(&start)));
-    }
-    let root = files.root.path();
-    let mut matches = Vec::new();
-    let mut truncated = false;
-    for item in walk(root, &start, args.opt_bool("include_ignored")?.unwrap_or(false)) {
-        let Ok(item) = item else { continue };
-        if !item.path().starts_with(&start) || item.path() == start {
-            continue;
-        }
-        let name = item.file_name().to_string_lossy();
-        let from_root = relative_to(item.path(), root);
-        if !glob.matches(&name, &from_root, &relative_to(item.path(), &start)) {
-            continue;
-        }
-        if matches.len() == files.options.max_results {
-            truncated = true;
-            break;
-        }
-        let kind = item.file_type().map_or("other", kind);
-        matches.push(json!({ "path": from_root, "type": kind }));
-    }
-    Ok(json!({ "pattern": pattern, "matches": matches, "truncated": truncated }))
-}
-
-fn grep_tool(max: usize, max_file: u64) -> Tool {
-    Tool::new(
-        "grep",
-        format!(
-            "Searches file contents of the project with a regular expression (Rust regex syntax), line \
-             by line, under path (a directory or one file; default: the project root), optionally only \
-             in files whose name or relative path matches glob. Skips `.git`, what .gitignore/.ignore \
-             files exclude (unless include_ignored is true), symlinks, binary files and files over \
-             {max_file} bytes. Returns at most {max} matches as {{path, line, text}} (then truncated is \
-             true); line text is cut after {MAX_LINE_CHARS} characters."
-        ),
-        schema(
-            json!({
-                "pattern": { "type": "string", "description": "Regular expression." },
-                "path": { "type": "string", "description": "Directory or file to search (default `.`)." },
-                "glob": {
-                    "type": "string",
-                    "description": "Only files whose name or relative path matches this glob."
-                },
-                "case_insensitive": { "type": "boolean", "description": "Ignore case (default false)." },
-                "include_ignored": { "type": "boolean", "description": "Also search ignored files (default false)." }
-            }),
-            &["pattern"],
-        ),
-    )
-    .with_title("Search file contents")
-    .with_output_schema(matches_output(
-        json!({ "path": { "type": "string" }, "line": { "type": "integer" }, "text": { "type": "string" } }),
-        &["path", "line", "text"],
-        json!({
-            "filesSearched": { "type": "integer" },
-            "filesSkipped": { "type": "integer", "description": "Binary or too big." }
-        }),
-    ))
-    .with_annotations(ToolAnnotations::read_only())
-}
-
-fn grep(files: &Files, args: &Args<'_>) -> Result<Value, String> {
-    let pattern = args.string("pattern")?;
-    let regex = regex::RegexBuilder::new(pattern)
-        .case_insensitive(args.opt_bool("case_insensitive")?.unwrap_or(false))
-        .build()
-        .map_err(|e| format!("invalid regular expression {pattern:?}: {e}"))?;
-    let glob = args.opt_string("glob")?.map(NameGlob::new).transpose()?;
-    let start = start_dir(files, args)?;
-    let root = files.root.path();
-    let mut matches = Vec::new();
-    let (mut truncated, mut searched, mut skipped) = (false, 0u64, 0u64);
-    'files: for item in walk(root, &start, args.opt_bool("include_ignored")?.unwrap_or(false)) {
-        let Ok(item) = item else { continue };
-        if !item.path().starts_with(&start) || !item.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let from_root = relative_to(item.path(), root);
-        if let Some(glob) = &glob {
-            let name = item.file_name().to_string_lossy();
-            if !glob.matches(&name, &from_root, &relative_to(item.path(), &start)) {
-                continue;
-            }
-        }
-        let text = match item.metadata() {
-            Ok(meta) if meta.len() <= files.options.max_grep_file_bytes => {
-                fs::read(item.path()).ok().filter(|b| !looks_binary(b)).and_then(|b| String::from_utf8(b).ok())
-            }
-            _ => None,
-        };
-        let Some(text) = text else {
-            skipped += 1;
-            continue;
-        };
-        searched += 1;
-        for (i, line) in text.lines().enumerate() {
-            if !regex.is_match(line) {
-                continue;
-            }
-            if matches.len() == files.options.max_results {
-                truncated = true;
-                break 'files;
-            }
-            matches.push(json!({ "path": from_root, "line": i + 1, "text": cut(line) }));
-        }
-    }
-    Ok(json!({
-        "pattern": pattern, "matches": matches, "truncated": truncated,
-        "filesSearched": searched, "filesSkipped": skipped
-    }))
-}
-
-fn cut(line: &str) -> String {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
-}
-
 fn get_file_info_tool() -> Tool {
     Tool::new(
         "get_file_info",
@@ -500,15 +270,15 @@ fn get_file_info_tool() -> Tool {
 
 fn get_file_info(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let given = args.string("path")?;
-    let path = entry(&files.root, given).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    let meta = fs::symlink_metadata(&path).map_err(|e| format!("cannot inspect {shown:?}: {e}"))?;
+    let inside = files.root.entry(given).map_err(refused)?;
+    let shown = inside.shown();
+    let meta = files.root.dir().symlink_metadata(inside.path()).map_err(failure(given, "inspect", &shown))?;
     let mut out = Map::new();
     out.insert("path".into(), json!(shown));
     out.insert("type".into(), json!(kind(meta.file_type())));
     out.insert("size".into(), json!(meta.len()));
     if let Ok(modified) = meta.modified() {
-        let millis = match modified.duration_since(UNIX_EPOCH) {
+        let millis = match modified.into_std().duration_since(UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
             Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
         };
@@ -516,12 +286,11 @@ fn get_file_info(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     }
     out.insert("readonly".into(), json!(meta.permissions().readonly()));
     if meta.file_type().is_symlink() {
-        if let Ok(target) = path.canonicalize() {
-            if target.starts_with(files.root.path()) {
-                out.insert("target".into(), json!(files.root.relative(&target)));
-                if let Ok(target_meta) = fs::metadata(&target) {
-                    out.insert("targetType".into(), json!(kind(target_meta.file_type())));
-                }
+        // Where the link leads, judged like any path (so never a place outside).
+        if let Ok(target) = files.root.existing(given) {
+            out.insert("target".into(), json!(target.shown()));
+            if let Ok(target_meta) = files.root.dir().symlink_metadata(target.path()) {
+                out.insert("targetType".into(), json!(kind(target_meta.file_type())));
             }
         }
     }

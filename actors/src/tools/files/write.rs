@@ -1,15 +1,17 @@
 //! The write tools: `write_file`, `edit_file`, `append_file`, `create_folder`, `delete_path`,
 //! `rename_move`.
 
-use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
+use cap_std::fs::OpenOptions;
 use mcpd::model::Tool;
 use serde_json::{json, Value};
 
-use super::{entry, kind, output, read_text, refused, schema, writes, Args, FileToolOptions, Files, Run};
-use crate::tools::paths::PathError;
+use super::{
+    create_parents, failure, kind, nonblocking, output, read_text, refused, schema, write_whole, writes, Args,
+    FileToolOptions, Files, Run,
+};
+use crate::tools::paths::{is_escape, Inside, PathError};
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     vec![
@@ -24,13 +26,6 @@ pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
 
 fn path_prop(what: &str) -> Value {
     json!({ "type": "string", "description": format!("{what}, relative to the project root.") })
-}
-
-fn create_parents(path: &Path, shown: &str) -> Result<(), String> {
-    match path.parent() {
-        Some(parent) => fs::create_dir_all(parent).map_err(|e| format!("cannot create the folders of {shown:?}: {e}")),
-        None => Ok(()),
-    }
 }
 
 fn write_file_tool() -> Tool {
@@ -52,30 +47,32 @@ fn write_file_tool() -> Tool {
 }
 
 /// A regular file to write or append to (absent is fine), with its missing parents created.
-struct Target {
-    path: PathBuf,
+struct Target<'a> {
+    given: &'a str,
+    inside: Inside,
     shown: String,
     created: bool,
 }
 
-fn file_target(files: &Files, args: &Args<'_>) -> Result<Target, String> {
-    let path = files.root.writable(args.string("path")?).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    if path.is_dir() {
-        return Err(format!("{shown:?} is a directory"));
-    }
-    if path.exists() && !path.is_file() {
-        return Err(format!("{shown:?} is not a regular file"));
-    }
-    let created = !path.exists();
-    create_parents(&path, &shown)?;
-    Ok(Target { path, shown, created })
+fn file_target<'a>(files: &Files, args: &'a Args<'_>) -> Result<Target<'a>, String> {
+    let given = args.string("path")?;
+    let inside = files.root.writable(given).map_err(refused)?;
+    let shown = inside.shown();
+    let created = match files.root.dir().metadata(inside.path()) {
+        Ok(meta) if meta.is_dir() => return Err(format!("{shown:?} is a directory")),
+        Ok(meta) if !meta.is_file() => return Err(format!("{shown:?} is not a regular file")),
+        Ok(_) => false,
+        Err(e) if is_escape(&e) => return Err(refused(PathError::Outside { path: given.to_owned() })),
+        Err(_) => true,
+    };
+    create_parents(files, &inside, given)?;
+    Ok(Target { given, inside, shown, created })
 }
 
 fn write_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let content = args.string("content")?;
-    let Target { path, shown, created } = file_target(files, args)?;
-    fs::write(&path, content).map_err(|e| format!("cannot write {shown:?}: {e}"))?;
+    let Target { given, inside, shown, created } = file_target(files, args)?;
+    write_whole(files, &inside, given, content.as_bytes())?;
     Ok(json!({ "path": shown, "bytes": content.len(), "created": created }))
 }
 
@@ -119,9 +116,9 @@ fn edit_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let old_text = args.opt_string("old_text")?;
     let start = args.opt_line("start_line")?;
     let end = args.opt_line("end_line")?;
-    let path = files.root.existing(given).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    let text = read_text(files, &path, &shown)?;
+    let inside = files.root.existing(given).map_err(refused)?;
+    let shown = inside.shown();
+    let text = read_text(files, &inside, given)?;
     let (edited, first, last) = match (old_text, start) {
         (Some(_), Some(_)) => return Err("give either old_text or start_line/end_line, not both".into()),
         (None, None) => return Err("give old_text (text to replace) or start_line/end_line (lines to replace)".into()),
@@ -160,7 +157,7 @@ fn edit_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
             (format!("{}{middle}{}", lines[..first - 1].concat(), lines[last..].concat()), first, last)
         }
     };
-    fs::write(&path, &edited).map_err(|e| format!("cannot write {shown:?}: {e}"))?;
+    write_whole(files, &inside, given, edited.as_bytes())?;
     Ok(json!({ "path": shown, "startLine": first, "endLine": last, "bytes": edited.len() }))
 }
 
@@ -189,11 +186,19 @@ fn append_file_tool() -> Tool {
 
 fn append_file(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let content = args.string("content")?;
-    let Target { path, shown, created } = file_target(files, args)?;
-    let io_error = |e: std::io::Error| format!("cannot append to {shown:?}: {e}");
-    let mut file = fs::OpenOptions::new().append(true).create(true).open(&path).map_err(io_error)?;
-    file.write_all(content.as_bytes()).map_err(io_error)?;
-    let size = file.metadata().map_err(io_error)?.len();
+    let Target { given, inside, shown, created } = file_target(files, args)?;
+    let io_error = failure(given, "append to", &shown);
+    let mut file = files
+        .root
+        .dir()
+        .open_with(inside.path(), nonblocking(OpenOptions::new().append(true).create(true)))
+        .map_err(&io_error)?;
+    // Checked on the handle that is written: a FIFO or device swapped in is refused.
+    if !file.metadata().map_err(&io_error)?.is_file() {
+        return Err(format!("{shown:?} is not a regular file"));
+    }
+    file.write_all(content.as_bytes()).map_err(&io_error)?;
+    let size = file.metadata().map_err(&io_error)?.len();
     Ok(json!({ "path": shown, "appended": content.len(), "size": size, "created": created }))
 }
 
@@ -214,15 +219,16 @@ fn create_folder_tool() -> Tool {
 
 fn create_folder(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let given = args.string("path")?;
-    let path = files.root.writable(given).map_err(refused)?;
-    let shown = files.root.relative(&path);
-    if path.is_dir() {
-        return Ok(json!({ "path": shown, "created": false }));
+    let inside = files.root.writable(given).map_err(refused)?;
+    let shown = inside.shown();
+    let io_error = failure(given, "create", &shown);
+    match files.root.dir().metadata(inside.path()) {
+        Ok(meta) if meta.is_dir() => return Ok(json!({ "path": shown, "created": false })),
+        Ok(_) => return Err(format!("{shown:?} exists and is not a folder")),
+        Err(e) if is_escape(&e) => return Err(io_error(e)),
+        Err(_) => {}
     }
-    if path.exists() {
-        return Err(format!("{shown:?} exists and is not a folder"));
-    }
-    fs::create_dir_all(&path).map_err(|e| format!("cannot create {shown:?}: {e}"))?;
+    files.root.dir().create_dir_all(inside.path()).map_err(&io_error)?;
     Ok(json!({ "path": shown, "created": true }))
 }
 
@@ -254,26 +260,27 @@ fn delete_path_tool() -> Tool {
 fn delete_path(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let given = args.string("path")?;
     let recursive = args.opt_bool("recursive")?.unwrap_or(false);
-    let path = entry(&files.root, given).map_err(refused)?;
-    if path == files.root.path() {
+    let inside = files.root.entry(given).map_err(refused)?;
+    if inside.is_root() {
         return Err(format!("{given:?} is the project root, which cannot be deleted"));
     }
-    let shown = files.root.relative(&path);
-    let io_error = |e: std::io::Error| format!("cannot delete {shown:?}: {e}");
-    let meta = fs::symlink_metadata(&path).map_err(io_error)?;
-    let file_type = meta.file_type();
+    let shown = inside.shown();
+    let io_error = failure(given, "delete", &shown);
+    let dir = files.root.dir();
+    // The entry itself (a symlink is removed, never followed), through the capability.
+    let file_type = dir.symlink_metadata(inside.path()).map_err(&io_error)?.file_type();
     if file_type.is_dir() {
         if recursive {
-            fs::remove_dir_all(&path).map_err(io_error)?;
-        } else if fs::read_dir(&path).map_err(io_error)?.next().is_some() {
+            dir.remove_dir_all(inside.path()).map_err(&io_error)?;
+        } else if dir.read_dir(inside.path()).map_err(&io_error)?.next().is_some() {
             return Err(format!(
                 "{shown:?} is a folder that is not empty; pass recursive: true to delete it with its contents"
             ));
         } else {
-            fs::remove_dir(&path).map_err(io_error)?;
+            dir.remove_dir(inside.path()).map_err(&io_error)?;
         }
     } else {
-        fs::remove_file(&path).map_err(io_error)?;
+        dir.remove_file(inside.path()).map_err(&io_error)?;
     }
     Ok(json!({ "path": shown, "type": kind(file_type), "deleted": true }))
 }
@@ -305,23 +312,31 @@ fn rename_move(files: &Files, args: &Args<'_>) -> Result<Value, String> {
     let from = args.string("from")?;
     let to = args.string("to")?;
     let overwrite = args.opt_bool("overwrite")?.unwrap_or(false);
-    let source = entry(&files.root, from).map_err(refused)?;
-    if source == files.root.path() {
+    let source = files.root.entry(from).map_err(refused)?;
+    if source.is_root() {
         return Err(format!("{from:?} is the project root, which cannot be moved"));
     }
-    let (target, exists) = match entry(&files.root, to) {
+    let (target, exists) = match files.root.entry(to) {
         Ok(existing) => (existing, true),
         Err(PathError::NotFound { .. }) => (files.root.writable(to).map_err(refused)?, false),
         Err(e) => return Err(refused(e)),
     };
-    if target == files.root.path() {
+    if target.is_root() {
         return Err(format!("{to:?} is the project root, which cannot be replaced"));
     }
-    let (from_shown, to_shown) = (files.root.relative(&source), files.root.relative(&target));
+    let (from_shown, to_shown) = (source.shown(), target.shown());
     if exists && !overwrite {
         return Err(format!("{to_shown:?} already exists; pass overwrite: true to replace it"));
     }
-    create_parents(&target, &to_shown)?;
-    fs::rename(&source, &target).map_err(|e| format!("cannot move {from_shown:?} to {to_shown:?}: {e}"))?;
+    create_parents(files, &target, to)?;
+    let dir = files.root.dir();
+    dir.rename(source.path(), dir, target.path()).map_err(|e| {
+        if is_escape(&e) {
+            // Which of the two led out is not said by the error; name both.
+            format!("{from:?} or {to:?} is outside the project directory")
+        } else {
+            format!("cannot move {from_shown:?} to {to_shown:?}: {e}")
+        }
+    })?;
     Ok(json!({ "from": from_shown, "to": to_shown, "overwritten": exists }))
 }
