@@ -4,8 +4,8 @@
 //!   resumed with `GET` + `Last-Event-ID`: every event must arrive exactly once, in order, then
 //!   the answer. Then the session's standalone stream: opened, dropped after a `list_changed`,
 //!   and resumed after the catalog changed again: the first event replayed is the next one.
-//! - `slow_reader`: a POST answered with many large progress events, read through a small
-//!   receive buffer that is not read for a while. Reading everything afterwards is fine; so is
+//! - `slow_reader`: a POST answered with many large progress events (sent over the pause), read
+//!   through a small receive buffer that is not read for a while. Reading everything afterwards is fine; so is
 //!   being cut off by the server (a slow reader's cap; expected), after which the soak tries to
 //!   resume the stream (`slow_reader_resume`: resumed to the answer, or refused — both fine).
 
@@ -216,7 +216,11 @@ async fn standalone(ctx: &Ctx, session: &str) -> Result<(), Failure> {
 pub(crate) async fn slow_reader(ctx: &Ctx, n: u64) -> Outcome {
     let id = ctx.open_session().await?;
     let headers = [("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", VERSION)];
-    let body = chatty_call(6, format!("w{n}"), SLOW_COUNT, 0, SLOW_SIZE);
+    // The events come over the whole pause: the call runs (and keeps its session busy) while
+    // the reader does not read. A call that ended at once would leave its answer queued for
+    // delivery and its session idle, and a pause longer than the idle timeout would end it.
+    let interval = (ctx.slow_pause.as_millis() / u128::from(SLOW_COUNT)).min(1000) as u64;
+    let body = chatty_call(6, format!("w{n}"), SLOW_COUNT, interval, SLOW_SIZE);
     let mut stream = ctx.raw(Some(RECEIVE_BUFFER), "POST", &headers, &body).await?;
     expect_stream(&mut stream, "the slow POST was not streamed").await?;
     // The slow reader: nothing is read meanwhile, so the server holds what does not fit.
