@@ -318,7 +318,7 @@ pub(crate) fn draw_svg(path: &Path, run: &Run, f: &Figures) -> Result<(), String
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], orange));
     below
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(SeriesLabelPosition::LowerMiddle)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
