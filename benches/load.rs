@@ -27,10 +27,15 @@
 #![allow(clippy::print_stdout, reason = "a bench reports on standard output")]
 
 mod bare;
+#[path = "support/cli.rs"]
+mod cli;
+#[path = "support/http1.rs"]
+mod http1;
+#[path = "support/out.rs"]
+mod out;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 use std::thread;
@@ -38,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::{web, App, HttpServer};
 use bare::bare_echo;
+use http1::http_request;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 use serde_json::{json, Value};
@@ -86,47 +92,26 @@ options (environment variable in brackets, then default):
 
 impl Settings {
     fn parse() -> Result<Settings, String> {
-        fn env<T: std::str::FromStr>(name: &str, default: T) -> Result<T, String> {
-            match std::env::var(name) {
-                Ok(text) => text.trim().parse().map_err(|_| format!("{name}={text:?} is not a valid number")),
-                Err(_) => Ok(default),
-            }
-        }
         let mut settings = Settings {
-            connections: env("MCPD_BENCH_CONNECTIONS", 32)?,
-            seconds: env("MCPD_BENCH_SECONDS", 5.0)?,
-            warmup: env("MCPD_BENCH_WARMUP", 1.0)?,
-            rounds: env("MCPD_BENCH_ROUNDS", 1)?,
-            workers: env("MCPD_BENCH_WORKERS", 1)?,
-            client_threads: env("MCPD_BENCH_CLIENT_THREADS", 1)?,
+            connections: cli::env_number("MCPD_BENCH_CONNECTIONS", 32)?,
+            seconds: cli::env_number("MCPD_BENCH_SECONDS", 5.0)?,
+            warmup: cli::env_number("MCPD_BENCH_WARMUP", 1.0)?,
+            rounds: cli::env_number("MCPD_BENCH_ROUNDS", 1)?,
+            workers: cli::env_number("MCPD_BENCH_WORKERS", 1)?,
+            client_threads: cli::env_number("MCPD_BENCH_CLIENT_THREADS", 1)?,
         };
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) if arg.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
-                _ => (arg.clone(), None),
-            };
-            let mut value = || inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"));
-            fn num<T: std::str::FromStr>(flag: &str, text: String) -> Result<T, String> {
-                text.trim().parse().map_err(|_| format!("{flag} {text:?} is not a valid number"))
+        cli::parse_flags("load", USAGE, |flag, value| {
+            match flag {
+                "--connections" => settings.connections = cli::number(flag, &value()?)?,
+                "--seconds" => settings.seconds = cli::number(flag, &value()?)?,
+                "--warmup" => settings.warmup = cli::number(flag, &value()?)?,
+                "--rounds" => settings.rounds = cli::number(flag, &value()?)?,
+                "--workers" => settings.workers = cli::number(flag, &value()?)?,
+                "--client-threads" => settings.client_threads = cli::number(flag, &value()?)?,
+                _ => return Ok(false),
             }
-            match flag.as_str() {
-                // cargo passes `--bench` to every bench target.
-                "--bench" => {}
-                "--connections" => settings.connections = num(&flag, value()?)?,
-                "--seconds" => settings.seconds = num(&flag, value()?)?,
-                "--warmup" => settings.warmup = num(&flag, value()?)?,
-                "--rounds" => settings.rounds = num(&flag, value()?)?,
-                "--workers" => settings.workers = num(&flag, value()?)?,
-                "--client-threads" => settings.client_threads = num(&flag, value()?)?,
-                "-h" | "--help" => {
-                    println!("{USAGE}");
-                    std::process::exit(0);
-                }
-                other if other.starts_with('-') => return Err(format!("unknown option {other}\n{USAGE}")),
-                other => eprintln!("load: ignoring argument {other:?} (a bench filter)"),
-            }
-        }
+            Ok(true)
+        })?;
         if settings.connections == 0 || settings.rounds == 0 || settings.workers == 0 || settings.client_threads == 0 {
             return Err("connections, rounds, workers and client threads must be at least 1".into());
         }
@@ -337,23 +322,6 @@ impl Servers {
 
 // ---------------------------------------------------------------------------------------------
 // Load generator: a minimal HTTP/1.1 keep-alive client
-
-fn http_request(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
-    let mut text = format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
-    if method == "POST" {
-        let _ = write!(
-            text,
-            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-    }
-    for (name, value) in headers {
-        let _ = write!(text, "{name}: {value}\r\n");
-    }
-    text.push_str("\r\n");
-    text.push_str(body);
-    text.into_bytes()
-}
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
@@ -982,16 +950,6 @@ fn print_table(settings: &Settings, summaries: &[Summary]) {
     }
 }
 
-fn output_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("MCPD_BENCH_OUT") {
-        return PathBuf::from(dir);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("bench")
-}
-
 fn to_json(settings: &Settings, summaries: &[Summary]) -> Value {
     let modes: Vec<Value> = summaries
         .iter()
@@ -1176,7 +1134,7 @@ fn run() -> Result<bool, String> {
     }
     print_table(&settings, &summaries);
 
-    let dir = output_dir();
+    let dir = out::output_dir();
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let json_path = dir.join("load.json");
     let text = serde_json::to_string_pretty(&to_json(&settings, &summaries)).map_err(|e| e.to_string())?;

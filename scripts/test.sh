@@ -20,6 +20,7 @@ read -r cargo_passed cargo_failed cargo_skipped < <(
     awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
          END { printf "%d %d %d\n", p, f, s }' target/test-output.log)
 echo "cargo test: $cargo_passed passed, $cargo_failed failed, $cargo_skipped skipped"
+cargo bench --bench soak -- --seconds 30 # the short soak (README "Soak bench"): exits non-zero when a target is missed
 
 # The official MCP conformance suite against examples/everything.rs (README "Conformance");
 # it exits non-zero (and so ends this script) unless every required scenario passed.

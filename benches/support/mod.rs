@@ -1,6 +1,9 @@
 //! What the client-side benches share: settings from flags and environment, and the closed-loop
 //! driver.
 
+pub(crate) mod out;
+pub(crate) mod stateless;
+
 use std::time::{Duration, Instant};
 
 /// How long and how hard to drive.
@@ -61,27 +64,12 @@ pub(crate) fn stateless_echo(
     url: String,
     tool: &'static str,
 ) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = bool>>> {
-    let body = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":{"text":"hello"},
-        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},
-        "io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}});
-    let body = bytes::Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
+    let body = stateless::body(tool, serde_json::json!({"text": "hello"}));
     let http = http.clone();
     move || {
         let (http, url, body) = (http.clone(), url.clone(), body.clone());
         Box::pin(async move {
-            let sent = http
-                .post(&url)
-                .insert_header(("content-type", "application/json"))
-                .insert_header(("accept", "application/json, text/event-stream"))
-                .insert_header(("mcp-protocol-version", "2026-07-28"))
-                .insert_header(("mcp-method", "tools/call"))
-                .insert_header(("mcp-name", tool))
-                .send_body(body)
-                .await;
-            let Ok(mut response) = sent else { return false };
-            let Ok(bytes) = response.body().await else { return false };
-            serde_json::from_slice::<serde_json::Value>(&bytes)
-                .is_ok_and(|v| v["result"]["content"][0]["text"] == "hello")
+            stateless::call(&http, &url, tool, body).await.is_ok_and(|v| v["result"]["content"][0]["text"] == "hello")
         })
     }
 }
@@ -167,8 +155,7 @@ pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2
     json[format!("{}_rps", keys[1])] = serde_json::json!(measured);
     json[format!("{}_cpu_us", keys[0])] = serde_json::json!(cpu(0));
     json[format!("{}_cpu_us", keys[1])] = serde_json::json!(cpu(1));
-    let dir =
-        std::path::Path::new(&std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into())).join("bench");
+    let dir = out::output_dir();
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(format!("{name}.json")), serde_json::to_vec_pretty(&json).unwrap_or_default());
     (ratio, errors)
