@@ -145,18 +145,41 @@ fn unescape(s: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('f') => out.push('\u{c}'),
-            Some('u') => {
-                let hex: String = chars.by_ref().take(4).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(ch) => out.push(ch),
-                    None => out.push_str(&hex),
-                }
-            }
+            Some('u') => unescape_unicode(&mut chars, &mut out),
             Some(other) => out.push(other),
             None => {}
         }
     }
     out
+}
+
+/// The four hex digits of a `\uXXXX` escape (its `\u` already read), consumed only when they
+/// are there.
+fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
+    let rest = chars.as_str();
+    let digits = rest.get(..4).filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let unit = u32::from_str_radix(digits, 16).ok()?;
+    *chars = rest[4..].chars();
+    Some(unit)
+}
+
+/// A `\uXXXX` escape (its `\u` already read): one UTF-16 unit. A Java writer escapes a character
+/// outside the Basic Multilingual Plane as two, a surrogate pair, which are joined back into it;
+/// a surrogate without its other half is U+FFFD. Anything else after `\u` is kept as text.
+fn unescape_unicode(chars: &mut std::str::Chars<'_>, out: &mut String) {
+    let Some(unit) = hex4(chars) else {
+        out.push('u');
+        return;
+    };
+    if (0xD800..0xDC00).contains(&unit) {
+        let mut after = chars.as_str().strip_prefix("\\u").unwrap_or_default().chars();
+        if let Some(low) = hex4(&mut after).filter(|low| (0xDC00..0xE000).contains(low)) {
+            *chars = after;
+            out.push(char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)).unwrap_or('\u{FFFD}'));
+            return;
+        }
+    }
+    out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
 }
 
 /// A configuration value that cannot be used.
@@ -306,6 +329,22 @@ mod tests {
         assert_eq!(p.get("long"), Some("one two"));
         assert_eq!(p.get("uni"), Some("é"));
         assert_eq!(p.list("enabledTools"), vec!["echo", "time"]);
+    }
+
+    #[test]
+    fn unicode_escapes_join_surrogate_pairs_as_java_writes_them() {
+        // java.util.Properties.store writes U+1F600 as the UTF-16 pair \uD83D\uDE00; each half
+        // used to be read alone, and "D83DDE00" was stored instead.
+        let p = Properties::parse("smile=\\uD83D\\uDE00!\nlone=\\uD83D.\nlow=\\uDE00\nbmp=\\u00E9\\u0041\n");
+        assert_eq!(p.get("smile"), Some("\u{1F600}!"));
+        assert_eq!(p.get("lone"), Some("\u{FFFD}."));
+        assert_eq!(p.get("low"), Some("\u{FFFD}"));
+        assert_eq!(p.get("bmp"), Some("\u{e9}A"));
+        // Not four hex digits: no escape (a sign is not a digit), the text is kept.
+        let p = Properties::parse("a=\\u+041\nb=\\u12\nc=\\uD83D\\u+DE0\n");
+        assert_eq!(p.get("a"), Some("u+041"));
+        assert_eq!(p.get("b"), Some("u12"));
+        assert_eq!(p.get("c"), Some("\u{FFFD}u+DE0"));
     }
 
     #[test]
