@@ -35,7 +35,7 @@ impl Properties {
         let mut entries = BTreeMap::new();
         let mut logical = String::new();
         for raw in text.lines() {
-            let line = raw.trim_start();
+            let line = raw.trim_start_matches(is_blank);
             if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
                 continue;
             }
@@ -118,9 +118,9 @@ fn split_entry(line: &str) -> (String, String) {
                 value_start = i + 1;
                 break;
             }
-            c if c.is_whitespace() => {
+            c if is_blank(c) => {
                 value_start = i;
-                let rest = line[i..].trim_start();
+                let rest = line[i..].trim_start_matches(is_blank);
                 let offset = line.len() - rest.len();
                 value_start =
                     if rest.starts_with('=') || rest.starts_with(':') { offset + 1 } else { offset.max(value_start) };
@@ -129,7 +129,13 @@ fn split_entry(line: &str) -> (String, String) {
             c => key.push(c),
         }
     }
-    (key, line[value_start.min(line.len())..].trim_start().to_owned())
+    (key, line[value_start.min(line.len())..].trim_start_matches(is_blank).to_owned())
+}
+
+/// White space as the properties format defines it: space, tab and form feed (not every Unicode
+/// white space: a key or value may begin with, or hold, any other character).
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\u{c}')
 }
 
 fn unescape(s: &str) -> String {
@@ -329,6 +335,16 @@ mod tests {
         assert_eq!(p.get("long"), Some("one two"));
         assert_eq!(p.get("uni"), Some("é"));
         assert_eq!(p.list("enabledTools"), vec!["echo", "time"]);
+    }
+
+    #[test]
+    fn only_space_tab_and_form_feed_separate_and_are_trimmed() {
+        // Unicode white space such as a vertical tab or U+3000 is part of a key or value, as a
+        // Java reader has it (and a Java writer leaves it unescaped).
+        let p = Properties::parse("a\u{b}b=\u{b}v\n\u{3000}k\u{a0}x = \u{3000}w\n\u{c}\t f \u{c}=\t x\n");
+        assert_eq!(p.get("a\u{b}b"), Some("\u{b}v"));
+        assert_eq!(p.get("\u{3000}k\u{a0}x"), Some("\u{3000}w"));
+        assert_eq!(p.get("f"), Some("x"));
     }
 
     #[test]
