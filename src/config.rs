@@ -228,7 +228,10 @@ impl ToolFilter {
     pub fn allows(&self, name: &str) -> bool {
         match self {
             ToolFilter::All => true,
-            ToolFilter::Patterns(patterns) => patterns.iter().any(|p| glob_match(p.as_bytes(), name.as_bytes())),
+            ToolFilter::Patterns(patterns) => {
+                let name: Vec<char> = name.chars().collect();
+                patterns.iter().any(|p| glob_match(&p.chars().collect::<Vec<char>>(), &name))
+            }
         }
     }
 
@@ -246,17 +249,18 @@ impl ToolFilter {
 }
 
 /// Glob match of the whole `text` against `pattern` with `*` and `?`.
-fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+fn glob_match(pattern: &[char], text: &[char]) -> bool {
     let (mut p, mut t) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while t < text.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || pattern[p] == text[t]) {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
+        // `*` first: it is a wildcard even where the text holds a `*` too.
+        if p < pattern.len() && pattern[p] == '*' {
             star = Some(p);
             mark = t;
             p += 1;
+        } else if p < pattern.len() && (pattern[p] == '?' || pattern[p] == text[t]) {
+            p += 1;
+            t += 1;
         } else if let Some(s) = star {
             p = s + 1;
             mark += 1;
@@ -265,7 +269,7 @@ fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
             return false;
         }
     }
-    pattern[p..].iter().all(|b| *b == b'*')
+    pattern[p..].iter().all(|c| *c == '*')
 }
 
 /// The listener settings that survive a restart, as a small JSON file: whether the HTTP
@@ -375,6 +379,18 @@ mod tests {
         let empty = ToolFilter::from_value(Some("  "));
         assert!(!empty.allows("echo"));
         assert!(empty.warning().is_some());
+    }
+
+    #[test]
+    fn globs_match_characters_and_a_star_is_always_a_wildcard() {
+        // `?` matched one byte, so it could not stand for a character of two or more bytes.
+        let f = ToolFilter::from_value(Some("t?me"));
+        assert!(f.allows("tíme"));
+        assert!(!f.allows("tme"));
+        // A `*` in the pattern was taken literally when the name had a `*` at that place, and the
+        // rest of the name was then left unmatched.
+        assert!(ToolFilter::from_value(Some("*")).allows("*a"));
+        assert!(ToolFilter::from_value(Some("a*b")).allows("a*xb"));
     }
 
     #[test]
