@@ -3,10 +3,13 @@
 //! batch of them), or nothing for what needs no answer; never a panic. An answer carries the id
 //! of the message it answers whenever that id was readable (a string or an integer), a message
 //! with a readable id and a `method` is always answered, and invalid JSON is always `-32700`.
+//! The parser, which reads a message's members straight from the bytes, agrees with reading a
+//! `Value` and classifying it.
 //!
 //! The expectations are computed from the body with `serde_json` alone, not with the parser
 //! under test.
 
+use mcpd::jsonrpc::{self, Incoming};
 use mcpd::server::SessionSupport;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -207,8 +210,26 @@ fn result_of(answer: Option<Vec<u8>>) -> Value {
     answer.get("result").or_else(|| answer.get("error")).cloned().expect("a result or an error")
 }
 
+/// What `jsonrpc::parse` must give, computed the plain way: the body read as a `Value`, then each
+/// message classified (the parser reads the envelope's members straight from the bytes instead).
+fn parsed_via_value(body: &[u8]) -> Result<Incoming, (i32, Option<jsonrpc::RequestId>)> {
+    let reject = |r: jsonrpc::Rejection| (r.error.code.0, r.id);
+    match serde_json::from_slice::<Value>(body) {
+        Err(_) => Err((-32700, None)),
+        Ok(Value::Array(items)) if items.is_empty() => Err((-32600, None)),
+        Ok(Value::Array(items)) => Ok(Incoming::Batch(items.into_iter().map(jsonrpc::classify).collect())),
+        Ok(message) => jsonrpc::classify(message).map(Incoming::Single).map_err(reject),
+    }
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn parsing_from_bytes_agrees_with_parsing_a_value((body, _) in messages::body()) {
+        let parsed = jsonrpc::parse(&body).map_err(|r| (r.error.code.0, r.id));
+        prop_assert_eq!(parsed, parsed_via_value(&body));
+    }
 
     #[test]
     fn any_bytes_are_answered_validly_or_not_at_all(
