@@ -27,7 +27,9 @@ pub(crate) fn number() -> impl Strategy<Value = Value> {
         3 => (-1000i64..1000).prop_map(Value::from),
         1 => any::<i64>().prop_map(Value::from),
         1 => any::<u64>().prop_map(Value::from),
-        1 => any::<f64>().prop_filter_map("finite", |f| Number::from_f64(f).map(Value::Number)),
+        // Finite floats only (JSON has no NaN or infinity); mapped, not filtered, so that long runs
+        // never stop on too many rejected cases.
+        1 => any::<f64>().prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
         1 => prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0)].prop_map(Value::from),
         1 => Just(Value::from(u64::MAX)),
     ]

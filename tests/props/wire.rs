@@ -203,7 +203,7 @@ fn post(
     let session_id = session_id.filter(|_| sessions == SessionSupport::Enabled);
     Ok(match route_post(incoming, &http.routing, session_id, sessions) {
         Posted::InSession(_, message) => {
-            let mut session = Connection::new(headers_version(&http).unwrap_or(ProtocolVersion::LATEST_LEGACY));
+            let mut session = Connection::session(headers_version(&http).unwrap_or(ProtocolVersion::LATEST_LEGACY));
             session.message(server, message, Transport::Session)
         }
         Posted::CreateSession(request) => Some(match server.initialize(request.params.as_ref()) {
@@ -315,8 +315,10 @@ impl Default for Connection {
 }
 
 impl Connection {
-    fn new(version: ProtocolVersion) -> Self {
-        Connection { version: Some(version), ..Connection::default() }
+    /// A streamable-HTTP session that negotiated `version` (and elicitation).
+    fn session(version: ProtocolVersion) -> Self {
+        let client_capabilities = Some(Arc::new(json!({"elicitation": {}})));
+        Connection { version: Some(version), client_capabilities, ..Connection::default() }
     }
 
     fn scope(&self) -> Scope {
@@ -352,7 +354,8 @@ impl Connection {
         }
     }
 
-    /// One message (`stdio::handle_message`; a session's request is served the same way).
+    /// One message (`stdio::handle_message`; in a session `http::session::request_in_session`,
+    /// which refuses a second `initialize`).
     fn message(&mut self, server: &McpServer, message: Message, transport: Transport) -> Option<Vec<u8>> {
         let request = match message {
             Message::Request(request) => request,
@@ -381,6 +384,9 @@ impl Connection {
             return Some(encode_answer(&id, Era::Stateful, &outcome));
         }
         let outcome = match method {
+            Method::Initialize if transport == Transport::Session => {
+                Err(ProtocolError::InvalidRequest("this session is already initialized".into()))
+            }
             Method::Initialize => server.initialize(request.params.as_ref()).map(|handshake| {
                 self.version = Some(handshake.version);
                 self.client_capabilities = Some(handshake.client_capabilities);
