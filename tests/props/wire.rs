@@ -1,9 +1,9 @@
 //! The core driven the way the transports drive it, without actix: bytes (and HTTP headers) in,
-//! the JSON-RPC answer out (or none). It calls exactly the core functions `mcpd-actors` calls,
-//! in the same order — `jsonrpc::parse`, `route_post`, `validate_stateless`, `initialize`,
-//! `execute`, `encode_answer`, `encode_batch` — for the three ways a message arrives: an HTTP
-//! POST without sessions (`http::mcp::post`), one with sessions (`http::session`), and a stdio
-//! connection (`stdio::serve`). The catalog has a tool, prompt or resource for every path the
+//! the JSON-RPC answer out (or none). It makes the core calls `mcpd-actors` makes, in the same
+//! order — `jsonrpc::parse`, `route_post`, `validate_stateless`, `initialize`, `execute`,
+//! `encode_answer`, `encode_batch` — for the three ways a message arrives: an HTTP POST without
+//! sessions (`http::mcp::post`), one with sessions (`http::session`), and a stdio connection
+//! (`stdio::serve`); what the runtime adds around them (actors, streams, metrics) is left out. The catalog has a tool, prompt or resource for every path the
 //! dispatch can take: plain results, tool failures, protocol errors, `x-mcp-header` parameters,
 //! input requests (MRTR), pagination, templates and completion.
 //!
