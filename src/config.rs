@@ -35,7 +35,7 @@ impl Properties {
         let mut entries = BTreeMap::new();
         let mut logical = String::new();
         for raw in text.lines() {
-            let line = raw.trim_start();
+            let line = raw.trim_start_matches(is_blank);
             if logical.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!')) {
                 continue;
             }
@@ -118,9 +118,9 @@ fn split_entry(line: &str) -> (String, String) {
                 value_start = i + 1;
                 break;
             }
-            c if c.is_whitespace() => {
+            c if is_blank(c) => {
                 value_start = i;
-                let rest = line[i..].trim_start();
+                let rest = line[i..].trim_start_matches(is_blank);
                 let offset = line.len() - rest.len();
                 value_start =
                     if rest.starts_with('=') || rest.starts_with(':') { offset + 1 } else { offset.max(value_start) };
@@ -129,7 +129,13 @@ fn split_entry(line: &str) -> (String, String) {
             c => key.push(c),
         }
     }
-    (key, line[value_start.min(line.len())..].trim_start().to_owned())
+    (key, line[value_start.min(line.len())..].trim_start_matches(is_blank).to_owned())
+}
+
+/// White space as the properties format defines it: space, tab and form feed (not every Unicode
+/// white space: a key or value may begin with, or hold, any other character).
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\u{c}')
 }
 
 fn unescape(s: &str) -> String {
@@ -145,18 +151,41 @@ fn unescape(s: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('f') => out.push('\u{c}'),
-            Some('u') => {
-                let hex: String = chars.by_ref().take(4).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(ch) => out.push(ch),
-                    None => out.push_str(&hex),
-                }
-            }
+            Some('u') => unescape_unicode(&mut chars, &mut out),
             Some(other) => out.push(other),
             None => {}
         }
     }
     out
+}
+
+/// The four hex digits of a `\uXXXX` escape (its `\u` already read), consumed only when they
+/// are there.
+fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
+    let rest = chars.as_str();
+    let digits = rest.get(..4).filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))?;
+    let unit = u32::from_str_radix(digits, 16).ok()?;
+    *chars = rest[4..].chars();
+    Some(unit)
+}
+
+/// A `\uXXXX` escape (its `\u` already read): one UTF-16 unit. A Java writer escapes a character
+/// outside the Basic Multilingual Plane as two, a surrogate pair, which are joined back into it;
+/// a surrogate without its other half is U+FFFD. Anything else after `\u` is kept as text.
+fn unescape_unicode(chars: &mut std::str::Chars<'_>, out: &mut String) {
+    let Some(unit) = hex4(chars) else {
+        out.push('u');
+        return;
+    };
+    if (0xD800..0xDC00).contains(&unit) {
+        let mut after = chars.as_str().strip_prefix("\\u").unwrap_or_default().chars();
+        if let Some(low) = hex4(&mut after).filter(|low| (0xDC00..0xE000).contains(low)) {
+            *chars = after;
+            out.push(char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)).unwrap_or('\u{FFFD}'));
+            return;
+        }
+    }
+    out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
 }
 
 /// A configuration value that cannot be used.
@@ -199,7 +228,10 @@ impl ToolFilter {
     pub fn allows(&self, name: &str) -> bool {
         match self {
             ToolFilter::All => true,
-            ToolFilter::Patterns(patterns) => patterns.iter().any(|p| glob_match(p.as_bytes(), name.as_bytes())),
+            ToolFilter::Patterns(patterns) => {
+                let name: Vec<char> = name.chars().collect();
+                patterns.iter().any(|p| glob_match(&p.chars().collect::<Vec<char>>(), &name))
+            }
         }
     }
 
@@ -217,17 +249,18 @@ impl ToolFilter {
 }
 
 /// Glob match of the whole `text` against `pattern` with `*` and `?`.
-fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+fn glob_match(pattern: &[char], text: &[char]) -> bool {
     let (mut p, mut t) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while t < text.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || pattern[p] == text[t]) {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
+        // `*` first: it is a wildcard even where the text holds a `*` too.
+        if p < pattern.len() && pattern[p] == '*' {
             star = Some(p);
             mark = t;
             p += 1;
+        } else if p < pattern.len() && (pattern[p] == '?' || pattern[p] == text[t]) {
+            p += 1;
+            t += 1;
         } else if let Some(s) = star {
             p = s + 1;
             mark += 1;
@@ -236,7 +269,7 @@ fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
             return false;
         }
     }
-    pattern[p..].iter().all(|b| *b == b'*')
+    pattern[p..].iter().all(|c| *c == '*')
 }
 
 /// The listener settings that survive a restart, as a small JSON file: whether the HTTP
@@ -309,6 +342,32 @@ mod tests {
     }
 
     #[test]
+    fn only_space_tab_and_form_feed_separate_and_are_trimmed() {
+        // Unicode white space such as a vertical tab or U+3000 is part of a key or value, as a
+        // Java reader has it (and a Java writer leaves it unescaped).
+        let p = Properties::parse("a\u{b}b=\u{b}v\n\u{3000}k\u{a0}x = \u{3000}w\n\u{c}\t f \u{c}=\t x\n");
+        assert_eq!(p.get("a\u{b}b"), Some("\u{b}v"));
+        assert_eq!(p.get("\u{3000}k\u{a0}x"), Some("\u{3000}w"));
+        assert_eq!(p.get("f"), Some("x"));
+    }
+
+    #[test]
+    fn unicode_escapes_join_surrogate_pairs_as_java_writes_them() {
+        // java.util.Properties.store writes U+1F600 as the UTF-16 pair \uD83D\uDE00; each half
+        // used to be read alone, and "D83DDE00" was stored instead.
+        let p = Properties::parse("smile=\\uD83D\\uDE00!\nlone=\\uD83D.\nlow=\\uDE00\nbmp=\\u00E9\\u0041\n");
+        assert_eq!(p.get("smile"), Some("\u{1F600}!"));
+        assert_eq!(p.get("lone"), Some("\u{FFFD}."));
+        assert_eq!(p.get("low"), Some("\u{FFFD}"));
+        assert_eq!(p.get("bmp"), Some("\u{e9}A"));
+        // Not four hex digits: no escape (a sign is not a digit), the text is kept.
+        let p = Properties::parse("a=\\u+041\nb=\\u12\nc=\\uD83D\\u+DE0\n");
+        assert_eq!(p.get("a"), Some("u+041"));
+        assert_eq!(p.get("b"), Some("u12"));
+        assert_eq!(p.get("c"), Some("\u{FFFD}u+DE0"));
+    }
+
+    #[test]
     fn tool_filter_globs_and_separators() {
         let f = ToolFilter::from_value(Some("echo;read_*\tt?me\n"));
         assert!(f.allows("echo"));
@@ -320,6 +379,18 @@ mod tests {
         let empty = ToolFilter::from_value(Some("  "));
         assert!(!empty.allows("echo"));
         assert!(empty.warning().is_some());
+    }
+
+    #[test]
+    fn globs_match_characters_and_a_star_is_always_a_wildcard() {
+        // `?` matched one byte, so it could not stand for a character of two or more bytes.
+        let f = ToolFilter::from_value(Some("t?me"));
+        assert!(f.allows("tíme"));
+        assert!(!f.allows("tme"));
+        // A `*` in the pattern was taken literally when the name had a `*` at that place, and the
+        // rest of the name was then left unmatched.
+        assert!(ToolFilter::from_value(Some("*")).allows("*a"));
+        assert!(ToolFilter::from_value(Some("a*b")).allows("a*xb"));
     }
 
     #[test]

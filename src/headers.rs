@@ -227,7 +227,7 @@ pub fn param_text(value: &serde_json::Value, kind: ParamKind) -> Option<String> 
             let i = n.as_i64().or_else(|| {
                 n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER as f64).map(|f| f as i64)
             })?;
-            (i.abs() <= MAX_SAFE_INTEGER).then(|| i.to_string())
+            (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&i).then(|| i.to_string())
         }
         _ => None,
     }
@@ -287,5 +287,15 @@ mod param_tests {
         assert!(param_matches("true", &json!(true), ParamKind::Boolean));
         assert!(param_matches("Hello", &json!("Hello"), ParamKind::String));
         assert_eq!(param_text(&json!(9_007_199_254_740_992_i64), ParamKind::Integer), None);
+        assert_eq!(
+            param_text(&json!(-9_007_199_254_740_991_i64), ParamKind::Integer).as_deref(),
+            Some("-9007199254740991")
+        );
+    }
+
+    #[test]
+    fn the_most_negative_integer_is_out_of_range_not_a_panic() {
+        // `i64::MIN.abs()` overflows: it panicked in debug builds and passed as in range in release.
+        assert_eq!(param_text(&json!(i64::MIN), ParamKind::Integer), None);
     }
 }

@@ -125,6 +125,9 @@ mod tests {
         assert!(named.contains(&("Mcp-Param-N".into(), "7".into())));
         let null = json!({"name":"t","arguments":{"tenant":null}});
         assert_eq!(routing_headers("tools/call", null.as_object().unwrap(), Some(&params_of)).unwrap().len(), 2);
+        let too_small = json!({"name":"t","arguments":{"n":i64::MIN}});
+        let err = routing_headers("tools/call", too_small.as_object().unwrap(), Some(&params_of)).unwrap_err();
+        assert_eq!(err, "argument n does not fit its x-mcp-header type");
         let read = json!({"uri":"file:///a b.txt"});
         assert_eq!(routing_headers("resources/read", read.as_object().unwrap(), None).unwrap()[1].1, "file:///a b.txt");
     }

@@ -29,7 +29,8 @@ pub struct SseDecoder {
     current: SseEvent,
     has_fields: bool,
     data_lines: usize,
-    /// The largest accepted event, in bytes (a hostile stream cannot grow memory without bound).
+    /// The longest accepted line, and the largest accepted event data (the newlines joining its
+    /// lines included), in bytes: a hostile stream cannot grow memory without bound.
     limit: usize,
 }
 
@@ -101,7 +102,9 @@ impl SseDecoder {
         };
         match field {
             "data" => {
-                if self.current.data.len() + value.len() > self.limit {
+                // The `\n` that joins this line to the previous ones counts too.
+                let separator = usize::from(self.has_data());
+                if self.current.data.len() + separator + value.len() > self.limit {
                     return Err(EventTooLarge(self.limit));
                 }
                 if self.has_data() {
@@ -150,5 +153,17 @@ mod tests {
     fn oversized_events_are_refused() {
         let mut d = SseDecoder::new(8);
         assert_eq!(d.feed(b"data: 0123456789\n"), Err(EventTooLarge(8)));
+    }
+
+    #[test]
+    fn the_newlines_joining_data_lines_count_toward_the_limit() {
+        let mut d = SseDecoder::new(12);
+        let events = d.feed(b"data:123456\ndata:12345\n\n").unwrap();
+        assert_eq!(events[0].data, "123456\n12345", "12 bytes: at the limit");
+        // 6 + 1 + 6 = 13 bytes: the newline was not counted, so a 13-byte event got through.
+        assert_eq!(d.feed(b"data:123456\ndata:123456\n\n"), Err(EventTooLarge(12)));
+        // Nor can empty data lines grow an event past the limit, one newline at a time.
+        let mut d = SseDecoder::new(12);
+        assert_eq!(d.feed(&b"data:\n".repeat(14)), Err(EventTooLarge(12)));
     }
 }

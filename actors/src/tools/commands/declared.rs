@@ -271,6 +271,9 @@ pub(super) fn expand(template: &[Vec<Piece>], arguments: &Map<String, Value>) ->
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

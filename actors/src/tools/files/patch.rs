@@ -286,6 +286,9 @@ fn hunk_counts(header: &str) -> Option<(usize, usize)> {
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
