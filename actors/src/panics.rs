@@ -8,30 +8,32 @@
 //!   `error` line with its location; outside any site the previous hook reports it as before
 //!   (so tests, and embedders' own panics, look as they always did).
 //! - [`contain`] runs a future as a site: a panic while it is polled becomes `Err(Panic)` for
-//!   that future alone. [`catch`] does the same for synchronous work, and [`spawn`] spawns a
-//!   contained background task.
-//! - [`Contain`] is the actix-web middleware around every route: a handler that panics is
+//!   that future alone. [`poll`] does it one poll at a time for a future pinned in place (the
+//!   request execution path: no wrapper is moved around), [`catch`] for synchronous work, and
+//!   [`spawn`] spawns a contained background task.
+//! - `Contain` is the actix-web middleware around every route: a handler that panics is
 //!   answered `500` with a JSON-RPC `-32603` error.
 //!
-//! The site is a task-local value (`tokio::task_local!`), set only while the contained future
-//! is polled, so a panic is attributed to the innermost site it ran in. Containing costs no
-//! allocation: the wrapper futures are named types, and a task-local is a thread-local swap per
-//! poll.
+//! The site is a thread-local cell, set only while contained work runs (one poll of a contained
+//! future at a time), so a panic is attributed to the innermost site it ran in. Containing
+//! costs no allocation: [`Contained`] is the future itself beside its site (pinned in place with
+//! `pin-project-lite`), and a poll is a cell swap and a `catch_unwind` (a landing pad, free
+//! unless something panics).
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
+use std::task::{Context, Poll};
 
 use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header;
 use actix_web::{HttpResponse, ResponseError};
 use derive_more::{Display, Error};
-use futures_util::future::{ready, CatchUnwind, Map, Ready};
-use futures_util::FutureExt as _;
-use tokio::task::futures::TaskLocalFuture;
+use futures_util::future::{ready, Either, Ready};
 
 /// Where a panic happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +72,10 @@ pub const OUTSIDE: &str = "other";
 /// Panics counted per site (the last slot: outside any site).
 static COUNTS: [AtomicU64; Site::ALL.len() + 1] = [const { AtomicU64::new(0) }; Site::ALL.len() + 1];
 
-tokio::task_local! {
-    /// The site being polled on this thread, if any.
-    static SITE: Site;
-}
-
 thread_local! {
+    /// The site whose work runs on this thread now, if any.
+    static SITE: Cell<Option<Site>> = const { Cell::new(None) };
+
     /// The last panic on this thread, as the hook saw it (message and location), for the site
     /// that catches it.
     static LAST: RefCell<Option<Panic>> = const { RefCell::new(None) };
@@ -99,7 +99,7 @@ pub fn install() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let site = SITE.try_with(|site| *site).ok();
+            let site = SITE.try_with(Cell::get).ok().flatten();
             let slot = site.map_or(Site::ALL.len(), |site| site as usize);
             if let Some(count) = COUNTS.get(slot) {
                 count.fetch_add(1, Ordering::Relaxed);
@@ -155,22 +155,42 @@ fn caught(payload: Box<dyn Any + Send>) -> Panic {
     }
 }
 
-/// What a contained future yields.
-type Outcome<T> = Result<T, Box<dyn Any + Send>>;
+/// Runs `work` with `site` as this thread's site, then puts the previous one back.
+fn in_site<T>(site: Site, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Site>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = SITE.try_with(|current| current.set(self.0));
+        }
+    }
+    let _restore = Restore(SITE.try_with(|current| current.replace(Some(site))).ok().flatten());
+    work()
+}
 
-/// The future [`contain`] returns.
-pub type Contained<F> = Map<
-    TaskLocalFuture<Site, CatchUnwind<AssertUnwindSafe<F>>>,
-    fn(Outcome<<F as Future>::Output>) -> Result<<F as Future>::Output, Panic>,
->;
+pin_project_lite::pin_project! {
+    /// A future run as a [`Site`] ([`contain`]): its output, or the [`Panic`] that stopped it.
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Contained<F> {
+        #[pin]
+        future: F,
+        site: Site,
+    }
+}
+
+impl<F: Future> Future for Contained<F> {
+    type Output = Result<F::Output, Panic>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        poll(*this.site, this.future, cx)
+    }
+}
 
 /// Runs `future` as `site`: its output, or the [`Panic`] that stopped it (logged and counted
 /// by the hook).
 pub fn contain<F: Future>(site: Site, future: F) -> Contained<F> {
-    fn judged<T>(outcome: Outcome<T>) -> Result<T, Panic> {
-        outcome.map_err(caught)
-    }
-    SITE.scope(site, AssertUnwindSafe(future).catch_unwind()).map(judged::<F::Output> as fn(_) -> _)
+    Contained { future, site }
 }
 
 /// Runs synchronous `work` as `site`: its value, or the [`Panic`] that stopped it.
@@ -178,13 +198,26 @@ pub fn contain<F: Future>(site: Site, future: F) -> Contained<F> {
 /// # Errors
 /// The panic.
 pub fn catch<T>(site: Site, work: impl FnOnce() -> T) -> Result<T, Panic> {
-    SITE.sync_scope(site, || std::panic::catch_unwind(AssertUnwindSafe(work))).map_err(caught)
+    in_site(site, || std::panic::catch_unwind(AssertUnwindSafe(work))).map_err(caught)
+}
+
+/// Polls `future` once as `site`: what [`contain`] does, for a future pinned where it is. No
+/// wrapper future is built around it, so a large future (a request's execution) is not moved
+/// again on the hot path.
+pub fn poll<F: Future>(site: Site, future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<Result<F::Output, Panic>> {
+    match catch(site, || future.poll(cx)) {
+        Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(panic) => Poll::Ready(Err(panic)),
+    }
 }
 
 /// Spawns `task` on the current actix system as `site`; a panic ends the task (logged and
 /// counted by the hook), nothing else.
 pub fn spawn(site: Site, task: impl Future<Output = ()> + 'static) -> actix_rt::task::JoinHandle<()> {
-    actix_rt::spawn(contain(site, task).map(drop))
+    actix_rt::spawn(async move {
+        let _ = contain(site, task).await;
+    })
 }
 
 /// The actix-web middleware that contains every route's handler ([`Site::Http`]).
@@ -221,15 +254,39 @@ where
 {
     type Response = ServiceResponse<B>;
     type Error = actix_web::Error;
-    type Future = Map<Contained<S::Future>, fn(Result<Answered<B>, Panic>) -> Answered<B>>;
+    type Future = Either<ContainedAnswer<S::Future>, Ready<Answered<B>>>;
 
     forward_ready!(service);
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
-        fn answered<B>(outcome: Result<Answered<B>, Panic>) -> Answered<B> {
-            outcome.unwrap_or_else(|panic| Err(HandlerPanicked(panic).into()))
+        match catch(Site::Http, || self.service.call(req)) {
+            Ok(answer) => Either::Left(ContainedAnswer { answer: contain(Site::Http, answer) }),
+            Err(panic) => Either::Right(ready(Err(HandlerPanicked(panic).into()))),
         }
-        contain(Site::Http, self.service.call(req)).map(answered::<B> as fn(_) -> _)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of a contained handler: a panic becomes [`HandlerPanicked`].
+    #[derive(Debug)]
+    pub(crate) struct ContainedAnswer<F> {
+        #[pin]
+        answer: Contained<F>,
+    }
+}
+
+impl<F, B> Future for ContainedAnswer<F>
+where
+    F: Future<Output = Answered<B>>,
+{
+    type Output = Answered<B>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().answer.poll(cx) {
+            Poll::Ready(Ok(answer)) => Poll::Ready(answer),
+            Poll::Ready(Err(panic)) => Poll::Ready(Err(HandlerPanicked(panic).into())),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -277,6 +334,14 @@ mod tests {
         let sync = catch(Site::Stdio, || -> u8 { panic!("sync") }).unwrap_err();
         assert_eq!(sync.message, "sync");
         assert_eq!(catch(Site::Stdio, || 3), Ok(3));
+        let mut pinned = std::pin::pin!(async {
+            actix_rt::task::yield_now().await;
+            if before < u64::MAX {
+                panic!("after a pending poll");
+            }
+        });
+        let polled = std::future::poll_fn(|cx| poll(Site::Request, pinned.as_mut(), cx)).await;
+        assert_eq!(polled.unwrap_err().message, "after a pending poll");
     }
 
     #[actix_rt::test]

@@ -37,8 +37,8 @@ pub(crate) async fn execute(
 ) -> Result<Reply, ProtocolError> {
     let started = Instant::now();
     let method = Method::parse(&request.method);
-    let work = server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit)));
-    match panics::contain(Site::Request, work).await {
+    let mut work = std::pin::pin!(server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))));
+    match std::future::poll_fn(|cx| panics::poll(Site::Request, work.as_mut(), cx)).await {
         Ok(execution) => {
             metrics.execution(&execution, started.elapsed());
             execution.outcome

@@ -229,7 +229,10 @@ async fn list<T: Listable>(link: &Rc<Link>) -> Result<Listing<T>, ClientError> {
 fn contained<T: 'static>(
     work: impl Future<Output = Result<T, ClientError>> + 'static,
 ) -> ResponseFuture<Result<T, ClientError>> {
-    Box::pin(panics::contain(Site::Client, work).map(|outcome| outcome.unwrap_or_else(|panic| Err(panic.into()))))
+    fn flatten<T>(outcome: Result<Result<T, ClientError>, panics::Panic>) -> Result<T, ClientError> {
+        outcome.unwrap_or_else(|panic| Err(panic.into()))
+    }
+    Box::pin(panics::contain(Site::Client, work).map(flatten))
 }
 
 /// Call a tool.
@@ -247,7 +250,8 @@ impl Handler<CallTool> for ClientConnection {
 
     fn handle(&mut self, msg: CallTool, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
-        contained(call_tool(self.link.clone(), msg, None))
+        let link = self.link.clone();
+        contained(call_tool(link, msg, None))
     }
 }
 
@@ -267,7 +271,8 @@ impl Handler<CallToolCancellable> for ClientConnection {
 
     fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
-        contained(call_tool(self.link.clone(), msg.call, Some(msg.cancel)))
+        let link = self.link.clone();
+        contained(call_tool(link, msg.call, Some(msg.cancel)))
     }
 }
 
