@@ -58,6 +58,7 @@ fn main() {
                 pin: None,
                 timeout: Duration::from_secs(30),
                 command: None,
+                list_limits: Default::default(),
             },
             ClientHandlers::default(),
             Implementation::new("bench", "1"),

@@ -325,6 +325,7 @@ fn main() -> ExitCode {
             pin,
             timeout: REQUEST_TIMEOUT,
             command: None,
+            list_limits: Default::default(),
         };
         let client_info = Implementation::new("mcpd-conformance-client", env!("CARGO_PKG_VERSION"));
         let conn =

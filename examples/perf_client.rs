@@ -63,6 +63,7 @@ fn main() {
                 pin: None,
                 timeout: Duration::from_secs(30),
                 command: None,
+                list_limits: Default::default(),
             };
             let connection = ClientConnection::new(
                 config,

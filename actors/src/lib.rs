@@ -11,6 +11,7 @@
 //! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] |
 //! | [`tools`] | project-confined file tools, command tools, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) |
 //! | [`metrics`], [`ActorCounts`], [`ListenerStatus`] | what `/metrics` and `/status` report |
+//! | [`panics`] | panic containment: a panic costs one request or task, is logged once with its location and counted |
 //!
 //! Inside, five actor kinds exchange typed messages: a `Supervisor` per process (shutdown), a
 //! `Listener` per bound endpoint (the actix-web server), a `Session` per streamable-HTTP session
@@ -43,6 +44,7 @@ mod counts;
 mod http;
 mod listener;
 pub mod metrics;
+pub mod panics;
 mod runtime;
 mod session;
 mod status;

@@ -12,6 +12,7 @@
 //! | `mcpd_sessions_closed_total` | `reason` | sessions ended (`deleted`, `expired`, `shutdown`) |
 //! | `mcpd_sessions_expired_total` | – | sessions ended by idle expiry |
 //! | `mcpd_sessions_live` | – | sessions in the registry |
+//! | `mcpd_panics_total` | `site` | panics in this process, each a bug contained to its request or task (`http`, `request`, `stdio`, `client`, `gateway`, `other`) |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -173,6 +174,25 @@ impl Collector for ActorCollector {
     }
 }
 
+/// The process's panics, by site (counted by the panic hook, [`crate::panics`]).
+#[derive(Debug)]
+struct PanicCollector;
+
+impl Collector for PanicCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "mcpd_panics",
+            "Panics in this process (each a bug), by where they happened",
+            None,
+            MetricType::Counter,
+        )?;
+        for (site, count) in crate::panics::counts() {
+            ConstCounter::new(count).encode(family.encode_family(&[("site", site)])?)?;
+        }
+        Ok(())
+    }
+}
+
 struct SessionGauge(Arc<dyn Fn() -> usize + Send + Sync>);
 
 impl std::fmt::Debug for SessionGauge {
@@ -193,6 +213,8 @@ impl Collector for SessionGauge {
 impl Metrics {
     /// Metrics over the given actor counts; `live_sessions` reads the registry's size.
     pub fn new(counts: Arc<ActorCounts>, live_sessions: Arc<dyn Fn() -> usize + Send + Sync>) -> Self {
+        // Whatever serves requests with these metrics contains its panics and counts them here.
+        crate::panics::install();
         let mut registry = Registry::default();
         let requests = Family::<Labels2, Counter>::default();
         registry.register("mcpd_requests", "JSON-RPC requests by method and outcome", requests.clone());
@@ -208,6 +230,7 @@ impl Metrics {
         registry.register("mcpd_sessions_expired", "Sessions ended by idle expiry", sessions_expired.clone());
         registry.register_collector(Box::new(ActorCollector { counts }));
         registry.register_collector(Box::new(SessionGauge(live_sessions)));
+        registry.register_collector(Box::new(PanicCollector));
         let extra = Arc::new(RwLock::new(None));
         registry.register_collector(Box::new(ExtraGauges(extra.clone())));
         let extra = ExtraGauges(extra);

@@ -112,6 +112,11 @@ fn catalog_notifier(
     }
 }
 
+/// The answer to a line whose handling panicked (the panic is logged with its location).
+fn internal_error() -> ErrorObject {
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Internal error: the server failed on a bug (it is logged)")
+}
+
 fn error_line(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     Outgoing::Error { id, error }.to_vec()
 }
@@ -176,7 +181,12 @@ where
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                handle_line(line, &server, &executor, &mut connection, &out, &mut tasks);
+                let handled = crate::panics::catch(crate::panics::Site::Stdio, || {
+                    handle_line(line, &server, &executor, &mut connection, &out, &mut tasks);
+                });
+                if handled.is_err() {
+                    let _ = out.send(error_line(None, &internal_error()));
+                }
             }
         }
         while tasks.try_join_next().is_some() {}

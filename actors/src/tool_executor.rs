@@ -4,7 +4,8 @@
 //! Each `Execute` is answered with a future spawned in the actor's context, so the mailbox never
 //! waits for a tool: a slow call does not delay the next one. What a request's time limit
 //! means is the core's ([`McpServer::execute`]); this module supplies the timer and the metrics.
-//! The stateless HTTP path calls [`execute`] directly and creates no actor at all.
+//! The stateless HTTP path calls [`execute`] directly and creates no actor at all. Every
+//! execution is contained ([`crate::panics`]): a panic in it is that request's `-32603` error.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -15,11 +16,12 @@ use actix::{Actor, ActorFutureExt as _, Addr, Context, Handler, Message, Respons
 use futures_util::future::{AbortHandle, Abortable};
 use futures_util::FutureExt as _;
 use mcpd::jsonrpc::{Notification, Request, RequestId};
-use mcpd::server::{cancelled_request, Reply, Scope, TimeLimit};
+use mcpd::server::{cancelled_request, Method, Reply, Scope, TimeLimit};
 use mcpd::{McpServer, ProtocolError};
 
 use crate::counts::{ActorCounts, ActorKind};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Outcome};
+use crate::panics::{self, Site};
 
 /// Serves one request under the time limit and records it in the metrics.
 ///
@@ -34,9 +36,18 @@ pub(crate) async fn execute(
     limit: Duration,
 ) -> Result<Reply, ProtocolError> {
     let started = Instant::now();
-    let execution = server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))).await;
-    metrics.execution(&execution, started.elapsed());
-    execution.outcome
+    let method = Method::parse(&request.method);
+    let mut work = std::pin::pin!(server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))));
+    match std::future::poll_fn(|cx| panics::poll(Site::Request, work.as_mut(), cx)).await {
+        Ok(execution) => {
+            metrics.execution(&execution, started.elapsed());
+            execution.outcome
+        }
+        Err(_logged_by_the_hook) => {
+            metrics.request(method, Outcome::Error, started.elapsed());
+            Err(ProtocolError::Internal("the server failed on a bug while handling this request (it is logged)".into()))
+        }
+    }
 }
 
 /// Runs `request` on a connection's executor: `None` when it was cancelled (a cancelled request

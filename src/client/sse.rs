@@ -92,7 +92,7 @@ impl SseDecoder {
         if line.is_empty() {
             return Ok(self.take());
         }
-        if line[0] == b':' {
+        if line.first() == Some(&b':') {
             return Ok(None);
         }
         let text = String::from_utf8_lossy(line);

@@ -103,7 +103,9 @@ impl McpServer {
                 Ok(Err(ToolError::Protocol(error))) => return Err(error),
                 Ok(Err(ToolError::InputRequired(input))) => input,
                 Err(panic) => {
-                    log::error!("{operation} panicked: {}", panic_message(&panic));
+                    // The panic hook reported it with its location (the default hook, or the
+                    // runtime's, which also counts it); here only the call's outcome.
+                    log::debug!("{operation} panicked: {}", panic_message(&panic));
                     return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
                 }
             };

@@ -2,6 +2,7 @@
 //! failure; a tool's own failure is a successful call whose result has `is_error: true`.
 
 use derive_more::{Display, Error};
+use mcpd::client::list::ListError;
 use serde_json::Value;
 
 /// A failure of a client request.
@@ -54,16 +55,75 @@ pub enum ClientError {
     /// The caller cancelled the request.
     #[display("the request was cancelled")]
     Cancelled,
+    /// A listing went past one of its bounds (pages or entries; see
+    /// [`ListLimits`](mcpd::client::list::ListLimits)).
+    #[display("listing stopped: {_0}")]
+    Limit(#[error(not(source))] String),
+    /// The client failed on a bug of its own (a panic, contained to this request and logged with
+    /// its location).
+    #[display("internal error (a bug in mcpd): {_0}")]
+    Internal(#[error(not(source))] String),
+}
+
+/// How much of a server's error message is kept, in characters (a message is for people; a
+/// server that sends megabytes of it does not get them printed).
+const MESSAGE_CHARS: usize = 1000;
+
+/// `message`, cut after [`MESSAGE_CHARS`] characters.
+fn excerpt(message: &str) -> String {
+    match message.char_indices().nth(MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", message.get(..cut).unwrap_or_default()),
+        None => message.to_owned(),
+    }
+}
+
+impl From<ListError> for ClientError {
+    fn from(error: ListError) -> Self {
+        match error {
+            ListError::TooManyPages { .. } | ListError::TooManyItems { .. } => ClientError::Limit(error.to_string()),
+            _ => ClientError::Protocol(error.to_string()),
+        }
+    }
+}
+
+impl From<crate::panics::Panic> for ClientError {
+    fn from(panic: crate::panics::Panic) -> Self {
+        ClientError::Internal(panic.to_string())
+    }
 }
 
 impl ClientError {
-    /// A JSON-RPC error object as a client error.
+    /// A JSON-RPC error object as a client error (its message cut after 1000 characters).
     pub fn from_error_object(error: &Value, http_status: u16) -> ClientError {
         ClientError::Rpc {
             code: error.get("code").and_then(Value::as_i64).unwrap_or(0) as i32,
-            message: error.get("message").and_then(Value::as_str).unwrap_or("error without a message").to_owned(),
+            message: excerpt(error.get("message").and_then(Value::as_str).unwrap_or("error without a message")),
             data: error.get("data").cloned(),
             http_status,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_servers_error_message_is_kept_to_1000_characters() {
+        let long = json!({"code": -32000, "message": "é".repeat(5000)});
+        let ClientError::Rpc { code, message, .. } = ClientError::from_error_object(&long, 200) else { panic!() };
+        assert_eq!(code, -32000);
+        assert_eq!(message, format!("{}…", "é".repeat(1000)));
+        let short = json!({"code": 1, "message": "short"});
+        assert!(
+            matches!(ClientError::from_error_object(&short, 400), ClientError::Rpc { message, .. } if message == "short")
+        );
+        let limit = ListError::TooManyPages { method: "tools/list", limit: 3 };
+        assert_eq!(
+            ClientError::from(limit).to_string(),
+            "listing stopped: tools/list returned more than 3 pages; stopped there (the listing's page limit)"
+        );
     }
 }

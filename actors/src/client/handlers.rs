@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use mcpd::client::request::accept_with_defaults;
 use mcpd::jsonrpc::{ErrorCode, ErrorObject};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// A handler's future (it runs on the connection's thread; it need not be `Send`).
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>>>>;
@@ -65,11 +65,13 @@ impl Default for ClientHandlers {
 impl ClientHandlers {
     /// The capabilities these handlers let the client declare.
     pub fn capabilities(&self) -> Value {
-        let mut caps = json!({ "elicitation": {}, "roots": {} });
+        let mut caps = Map::new();
+        caps.insert("elicitation".into(), json!({}));
+        caps.insert("roots".into(), json!({}));
         if self.sampling.is_some() {
-            caps["sampling"] = json!({});
+            caps.insert("sampling".into(), json!({}));
         }
-        caps
+        Value::Object(caps)
     }
 
     /// Answers one server request.

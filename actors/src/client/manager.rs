@@ -8,11 +8,12 @@ use std::time::Duration;
 use actix::{Actor as _, Addr};
 use dashmap::DashMap;
 use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, StdioCommand, Transport};
+use mcpd::client::list::{ListLimits, Listing};
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{
-    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest,
+    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, List, Listable, SendRequest,
 };
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
@@ -31,12 +32,20 @@ pub struct ServerRecord {
     pub timeout_secs: u64,
     /// The tools last fetched by `test_and_refresh_tools`.
     pub tools: Vec<Tool>,
+    /// How far one listing of this server may go (pages, entries).
+    pub list_limits: ListLimits,
 }
 
 impl ServerRecord {
     /// A record for the server `server`, with the default timeout and no tools.
     pub fn with_server(id: impl Into<String>, server: ServerEntry) -> Self {
-        ServerRecord { id: id.into(), server, timeout_secs: timeout_seconds(None), tools: Vec::new() }
+        ServerRecord {
+            id: id.into(),
+            server,
+            timeout_secs: timeout_seconds(None),
+            tools: Vec::new(),
+            list_limits: ListLimits::default(),
+        }
     }
 
     /// A record for an HTTP server described by `document`.
@@ -62,7 +71,8 @@ impl ServerRecord {
             ServerEntry::Http(document) => document.fingerprint(),
             ServerEntry::Stdio(command) => format!("{command:?}"),
         };
-        format!("{what}/{}", timeout_seconds(Some(self.timeout_secs as i64)))
+        let ListLimits { max_pages, max_items } = self.list_limits;
+        format!("{what}/{}/{max_pages}/{max_items}", timeout_seconds(Some(self.timeout_secs as i64)))
     }
 
     fn link_config(&self) -> Result<LinkConfig, ClientError> {
@@ -78,6 +88,7 @@ impl ServerRecord {
                     headers: Vec::new(),
                     timeout,
                     command: Some(command.clone()),
+                    list_limits: self.list_limits,
                 })
             }
         };
@@ -90,6 +101,7 @@ impl ServerRecord {
             headers: config.headers.clone(),
             timeout,
             command: None,
+            list_limits: self.list_limits,
         })
     }
 }
@@ -125,6 +137,7 @@ pub struct ClientManager {
 impl ClientManager {
     /// A manager whose connections answer server requests with `handlers`.
     pub fn new(handlers: ClientHandlers, client_info: Implementation, counts: Arc<ActorCounts>) -> Self {
+        crate::panics::install();
         ClientManager { records: DashMap::new(), connections: DashMap::new(), handlers, client_info, counts }
     }
 
@@ -209,16 +222,34 @@ impl ClientManager {
     /// # Errors
     /// Transport, protocol and configuration failures; [`ClientError::ConfigChanged`].
     pub async fn test_and_refresh_tools(&self, id: &str) -> Result<Vec<Tool>, ClientError> {
+        self.refresh_tools(id).await.map(|listing| listing.items)
+    }
+
+    /// As [`ClientManager::test_and_refresh_tools`], with what the listing skipped and why.
+    ///
+    /// # Errors
+    /// As [`ClientManager::test_and_refresh_tools`].
+    pub async fn refresh_tools(&self, id: &str) -> Result<Listing<Tool>, ClientError> {
         let record = self.require(id)?;
         let before = record.connection_key();
-        let tools = self.connection(&record)?.send(ListTools).await.map_err(|_| ClientError::Closed)??;
+        let listing = self.connection(&record)?.send(List::<Tool>::new()).await.map_err(|_| ClientError::Closed)??;
         let mut current = self.records.get_mut(id).ok_or(ClientError::ConfigChanged)?;
         let text = |record: &ServerRecord| record.document().map(ConfigDocument::text);
         if current.key != before || text(&current.record) != text(&record) {
             return Err(ClientError::ConfigChanged);
         }
-        current.record.tools = tools.clone();
-        Ok(tools)
+        current.record.tools = listing.items.clone();
+        Ok(listing)
+    }
+
+    /// Lists every entry of one kind — `Prompt`, `Resource`, `ResourceTemplate` (or `Tool`,
+    /// without storing them) — with what the listing skipped and why.
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures; a listing past its bounds.
+    pub async fn list<T: Listable>(&self, id: &str) -> Result<Listing<T>, ClientError> {
+        let (connection, _) = self.addr(id)?;
+        connection.send(List::<T>::new()).await.map_err(|_| ClientError::Closed)?
     }
 
     /// Calls a tool. A tool's own failure is `Ok` with `is_error: true`. Dropping the returned

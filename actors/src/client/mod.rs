@@ -1,15 +1,21 @@
 //! The MCP client runtime: one `ClientConnection` actor per remote server, the handlers that
-//! answer what servers ask, and the manager API over them.
+//! answer what servers ask, and the manager API over them. Everything a server sends is
+//! untrusted: listings are bounded and judged entry by entry (`listing`, after the core's
+//! `mcpd::client::list`), results of the wrong shape are protocol errors, and a panic in a
+//! connection's handler fails only that request.
 
 mod connection;
 mod error;
 mod handlers;
 mod link;
+mod listing;
 mod manager;
 mod stdio;
 mod tls;
 
-pub use connection::{CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, ListTools, SendRequest};
+pub use connection::{
+    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, List, ListTools, Listable, SendRequest,
+};
 pub use error::ClientError;
 pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};

@@ -1,6 +1,7 @@
 //! The stdio transport of the client: a child process speaking newline-delimited JSON-RPC on
 //! its stdin/stdout. Its stderr goes to our log; when it exits, pending requests fail and the
-//! next call starts it again.
+//! next call starts it again. Lines are read with a bound (a message over the link's limit, or a
+//! stderr line over [`MAX_STDERR_LINE`], is dropped as it arrives, never held whole).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -10,11 +11,15 @@ use std::rc::Rc;
 use mcpd::client::config::StdioCommand;
 use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::sync::oneshot;
 
 use super::error::ClientError;
+use crate::panics::{self, Site};
+
+/// The longest line of a child's stderr that is logged (longer ones are noted, not shown).
+const MAX_STDERR_LINE: usize = 16 * 1024;
 
 type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
 
@@ -58,7 +63,7 @@ impl StdioChannel {
         let (out, mut out_rx) = unbounded_channel::<Vec<u8>>();
         let pending: Pending = Rc::new(RefCell::new(HashMap::new()));
         let alive = Rc::new(Cell::new(true));
-        let writer = actix_rt::spawn(async move {
+        let writer = panics::spawn(Site::Client, async move {
             while let Some(mut line) = out_rx.recv().await {
                 line.push(b'\n');
                 if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
@@ -67,25 +72,29 @@ impl StdioChannel {
             }
         });
         let log_name = name.to_owned();
-        let errors = actix_rt::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                log::info!("[{log_name}] {line}");
+        let errors = panics::spawn(Site::Client, async move {
+            let mut stderr = BufReader::new(stderr);
+            let mut line = Vec::new();
+            while let Ok(Some(fits)) = read_bounded_line(&mut stderr, &mut line, MAX_STDERR_LINE).await {
+                if fits {
+                    log::info!("[{log_name}] {}", String::from_utf8_lossy(&line).trim_end());
+                } else {
+                    log::info!("[{log_name}] (a line over {MAX_STDERR_LINE} bytes, not shown)");
+                }
             }
         });
         let (reader_pending, reader_alive, reader_name) = (pending.clone(), alive.clone(), name.to_owned());
-        let reader = actix_rt::spawn(async move {
+        let reader = panics::spawn(Site::Client, async move {
             let mut stdout = BufReader::new(stdout);
             let mut line = Vec::new();
             loop {
-                line.clear();
-                match stdout.read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) if line.len() > max_line => {
+                match read_bounded_line(&mut stdout, &mut line, max_line).await {
+                    Ok(None) | Err(_) => break,
+                    Ok(Some(false)) => {
                         log::warn!("{reader_name}: dropping a message over {max_line} bytes");
                         continue;
                     }
-                    Ok(_) => {}
+                    Ok(Some(true)) => {}
                 }
                 let Ok(message) = serde_json::from_slice::<Value>(&line) else {
                     log::debug!("{reader_name}: not JSON on stdout: {}", String::from_utf8_lossy(&line).trim());
@@ -146,6 +155,41 @@ impl StdioChannel {
         }
         for (_, waiter) in self.pending.borrow_mut().drain() {
             let _ = waiter.send(Err(ClientError::Closed));
+        }
+    }
+}
+
+/// Reads one line into `line` (cleared first, newline included), holding at most `max` bytes
+/// of it: `None` at the end of the stream, `Some(true)` for a line that fit, `Some(false)` for
+/// one that did not — its bytes are dropped as they come, so a line without end costs no memory.
+async fn read_bounded_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let (mut fits, mut read_any) = (true, false);
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(read_any.then_some(fits && !line.is_empty()));
+        }
+        read_any = true;
+        let end = available.iter().position(|b| *b == b'\n');
+        let chunk = match end {
+            Some(end) => available.get(..=end).unwrap_or(available),
+            None => available,
+        };
+        let used = chunk.len();
+        if fits && line.len() + used <= max + 1 {
+            line.extend_from_slice(chunk);
+        } else {
+            fits = false;
+            line.clear();
+        }
+        reader.consume(used);
+        if end.is_some() {
+            return Ok(Some(fits));
         }
     }
 }

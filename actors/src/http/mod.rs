@@ -97,7 +97,12 @@ pub(crate) fn app(
     >,
 > {
     let mode = state.mode;
-    App::new().app_data(state.clone()).wrap(guard::Guard(state)).configure(|cfg| routes(cfg, mode))
+    // Outermost: a handler (or the guard) that panics is answered 500, nothing else fails.
+    App::new()
+        .app_data(state.clone())
+        .wrap(guard::Guard(state))
+        .wrap(crate::panics::Contain)
+        .configure(|cfg| routes(cfg, mode))
 }
 
 /// Registers the routes. With sessions, `GET` and `DELETE` on `/mcp` and the 2024-11-05

@@ -298,7 +298,7 @@ pub(super) async fn legacy_messages(
     let Some(request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
     let state = state.into_inner();
     let busy = handle.shared.busy();
-    actix_rt::spawn(async move {
+    crate::panics::spawn(crate::panics::Site::Http, async move {
         let _busy = busy;
         let id = request.id.clone();
         let method = Method::parse(&request.method);

@@ -8,6 +8,11 @@
 //! remote tools can collide. A remote that is down makes its tools fail with `isError: true` and
 //! the reason; a remote's `notifications/tools/list_changed` refreshes its tools here (and so
 //! reaches this server's own clients).
+//!
+//! A remote is untrusted: its listing follows the client's rules (entries that break them are
+//! skipped and shown in its health, the rest exported; a listing of the wrong shape, or past its
+//! bounds, marks it down and is retried), an exported name must itself be a valid tool name, and
+//! every refresh, retry and call is contained ([`crate::panics`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,12 +20,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mcpd::catalog::{LiveCatalog, ToolError};
 use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
+use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, Implementation, Tool};
 use serde_json::{json, Map, Value};
 
 use crate::client::{CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord};
 use crate::counts::ActorCounts;
+use crate::panics::{self, Site};
 
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
@@ -40,7 +47,13 @@ pub struct RemoteHealth {
     pub tools: usize,
     /// The last error, if the last contact failed.
     pub error: Option<String>,
+    /// The entries of its last tool listing that were left out, and why (the first
+    /// [`SKIPPED_SHOWN`]; then how many more).
+    pub skipped: Vec<String>,
 }
+
+/// How many skipped entries a remote's health lists.
+pub const SKIPPED_SHOWN: usize = 10;
 
 /// Reads a servers file into records (one per entry; stdio entries start a child). Which
 /// entries are stdio servers is the core's one rule (`mcpd::client::config`): an explicit
@@ -61,8 +74,8 @@ pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
         if let ServerEntry::Http(document) = &server {
             document.resolve().map_err(|e| format!("server {name}: {e}"))?;
         }
-        let timeout_secs = file.timeout_seconds(&name);
-        records.push(ServerRecord { timeout_secs, ..ServerRecord::with_server(name, server) });
+        let (timeout_secs, list_limits) = (file.timeout_seconds(&name), file.list_limits(&name));
+        records.push(ServerRecord { timeout_secs, list_limits, ..ServerRecord::with_server(name, server) });
     }
     Ok(records)
 }
@@ -123,7 +136,7 @@ impl Gateway {
                 if method == "notifications/tools/list_changed" {
                     if let Some(gateway) = hook_target.upgrade() {
                         let server = server.to_owned();
-                        actix_rt::spawn(async move { gateway.refresh_named(&server).await });
+                        panics::spawn(Site::Gateway, async move { gateway.refresh_named(&server).await });
                     }
                 }
             });
@@ -152,6 +165,7 @@ impl Gateway {
                         up: false,
                         tools: 0,
                         error: Some("not contacted yet".into()),
+                        skipped: Vec::new(),
                     },
                 );
                 remotes.push(Remote { id: record.id.clone(), prefix });
@@ -191,7 +205,8 @@ impl Gateway {
             loop {
                 actix_rt::time::sleep(every).await;
                 let Some(gateway) = weak.upgrade() else { break };
-                gateway.retry_unreachable().await;
+                // A bug in one round is logged and counted; the next round comes all the same.
+                let _ = panics::contain(Site::Gateway, gateway.retry_unreachable()).await;
             }
         });
     }
@@ -214,19 +229,35 @@ impl Gateway {
         }
     }
 
-    /// Fetches one remote's tools and replaces its exported tools.
+    /// Fetches one remote's tools and replaces its exported tools. Entries the listing skipped,
+    /// and tools whose exported name would break the tool name rules, are left out and shown in
+    /// the remote's health.
     pub async fn refresh(self: &Arc<Self>, id: &str) {
         let Some(remote) = self.remotes.iter().find(|r| r.id == id) else { return };
-        let outcome = self.manager.test_and_refresh_tools(id).await;
+        let outcome = panics::contain(Site::Gateway, self.manager.refresh_tools(id))
+            .await
+            .unwrap_or_else(|panic| Err(ClientError::from(panic)));
         let prefix = format!("{}{SEPARATOR}", remote.prefix);
-        let exported: Vec<Tool> = match &outcome {
-            Ok(tools) => tools
-                .iter()
-                .map(|tool| export(tool, &remote.prefix, id))
-                .filter(|tool| self.filter.allows(&tool.name))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let (mut skipped, mut skipped_count) = (Vec::new(), 0);
+        let mut exported = Vec::new();
+        if let Ok(listing) = &outcome {
+            skipped.extend(listing.skipped.iter().take(SKIPPED_SHOWN).map(ToString::to_string));
+            skipped_count = listing.skipped_count;
+            for tool in &listing.items {
+                let tool = export(tool, &remote.prefix, id);
+                match check_tool_name(&tool.name) {
+                    Ok(()) if self.filter.allows(&tool.name) => exported.push(tool),
+                    Ok(()) => {}
+                    Err(reason) => {
+                        log::warn!("gateway: not exporting a tool of {id}: {reason}");
+                        skipped_count += 1;
+                        if skipped.len() < SKIPPED_SHOWN {
+                            skipped.push(format!("tool exported as {:?}: {reason}", shown(&tool.name)));
+                        }
+                    }
+                }
+            }
+        }
         let count = exported.len();
         let gateway = self.clone();
         self.live.update(|catalog| {
@@ -234,7 +265,7 @@ impl Gateway {
                 catalog.remove_tool(&name);
             }
             for tool in exported {
-                let remote_name = tool.name[prefix.len()..].to_owned();
+                let remote_name = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned();
                 let (gateway, server) = (gateway.clone(), id.to_owned());
                 catalog.add_tool(tool, move |arguments: Map<String, Value>, _ctx| {
                     let (gateway, server, remote_name) = (gateway.clone(), server.clone(), remote_name.clone());
@@ -242,14 +273,20 @@ impl Gateway {
                 });
             }
         });
-        self.set_health(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string));
+        if skipped_count > skipped.len() {
+            skipped.push(format!("… and {} more", skipped_count - skipped.len()));
+        }
+        self.set_health(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string), skipped);
         if let Err(e) = outcome {
             log::warn!("gateway: remote {id} is down: {e}");
         }
     }
 
     async fn call(&self, server: &str, tool: &str, arguments: Map<String, Value>) -> Result<CallToolResult, ToolError> {
-        match self.manager.call_tool(server, tool, arguments).await {
+        let outcome = panics::contain(Site::Gateway, self.manager.call_tool(server, tool, arguments))
+            .await
+            .unwrap_or_else(|panic| Err(ClientError::from(panic)));
+        match outcome {
             Ok(result) => {
                 self.mark_up(server);
                 // Passed through faithfully: content, structured content and isError as received.
@@ -268,9 +305,10 @@ impl Gateway {
         }
     }
 
-    fn set_health(&self, id: &str, outcome: Result<usize, String>) {
+    fn set_health(&self, id: &str, outcome: Result<usize, String>, skipped: Vec<String>) {
         let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = health.get_mut(id) {
+            entry.skipped = skipped;
             match outcome {
                 Ok(tools) => {
                     entry.up = true;
@@ -311,13 +349,21 @@ impl Gateway {
         json!(self
             .health()
             .into_iter()
-            .map(|h| json!({"name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools, "error": h.error}))
+            .map(|h| json!({"name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools, "error": h.error, "skipped": h.skipped}))
             .collect::<Vec<_>>())
     }
 
     /// Closes every connection (DELETE sessions, stop children).
     pub async fn close(&self) {
         self.manager.close().await;
+    }
+}
+
+/// A name as a message shows it: at most 60 characters.
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", name.get(..cut).unwrap_or_default()),
+        None => name.to_owned(),
     }
 }
 

@@ -26,6 +26,7 @@ fn link(url: String, sse: bool, pin: Option<ProtocolVersion>) -> LinkConfig {
         pin,
         timeout: Duration::from_secs(10),
         command: None,
+        list_limits: Default::default(),
     }
 }
 

@@ -233,9 +233,9 @@ pub(super) fn resolve_entry(
 pub(super) fn check_endpoint(url: &str) -> Result<(), ConfigError> {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     let rest = if lower.starts_with("http://") {
-        &url[7..]
+        url.get(7..).unwrap_or_default()
     } else if lower.starts_with("https://") {
-        &url[8..]
+        url.get(8..).unwrap_or_default()
     } else {
         return Err(ConfigError::UrlScheme);
     };

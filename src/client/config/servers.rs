@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::document::ConfigDocument;
 use super::error::ConfigError;
 use super::resolve::{is_stdio, resolve_entry, ServerConfig};
+use crate::client::list::ListLimits;
 
 /// How to start a stdio server: plain data, read from an entry's `command`, `args`, `env` and
 /// `cwd`. Starting it is the runtime's business.
@@ -173,6 +174,15 @@ impl ServersFile {
     pub fn timeout_seconds(&self, name: &str) -> u64 {
         let node = self.nodes().find(|(k, _)| k.as_str() == name).map(|(_, node)| node);
         super::timeout_seconds(node.and_then(|node| node.get("timeout")).and_then(Value::as_i64))
+    }
+
+    /// An entry's listing bounds: `maxListPages` and `maxListItems`, integers clamped by
+    /// [`ListLimits::new`] (absent, not an integer, or no such entry: the defaults, 100 pages
+    /// and 10,000 entries).
+    pub fn list_limits(&self, name: &str) -> ListLimits {
+        let node = self.nodes().find(|(k, _)| k.as_str() == name).map(|(_, node)| node);
+        let field = |key: &str| node.and_then(|node| node.get(key)).and_then(Value::as_i64);
+        ListLimits::new(field("maxListPages"), field("maxListItems"))
     }
 
     /// A single-server [`ConfigDocument`] for one entry, to store or edit: the file's root with
@@ -390,5 +400,19 @@ mod tests {
         assert_eq!(timeouts, [60, 5, 30, 30, 30]);
         assert!(file.has_mcp_servers());
         assert!(!ServersFile::parse("{}").unwrap().has_mcp_servers());
+    }
+
+    #[test]
+    fn entry_list_limits_default_and_clamp() {
+        let file = ServersFile::from_value(json!({"mcpServers": {
+            "set": {"url": "https://a/", "maxListPages": 5, "maxListItems": 50},
+            "zero": {"command": "x", "maxListPages": 0, "maxListItems": -1},
+            "text": {"url": "https://a/", "maxListPages": "5"}
+        }}))
+        .unwrap();
+        assert_eq!(file.list_limits("set"), ListLimits { max_pages: 5, max_items: 50 });
+        assert_eq!(file.list_limits("zero"), ListLimits { max_pages: 1, max_items: 1 });
+        assert_eq!(file.list_limits("text"), ListLimits::default());
+        assert_eq!(file.list_limits("missing"), ListLimits::default());
     }
 }

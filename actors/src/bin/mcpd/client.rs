@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
+use mcpd::client::list::{ListLimits, Listing, DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAGES};
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
@@ -33,9 +34,16 @@ pub(crate) struct Target {
     /// Use the 2024-11-05 HTTP+SSE transport.
     #[arg(long)]
     pub(crate) sse: bool,
-    /// Connect and call time limit in seconds (5–300).
+    /// Connect and call time limit in seconds (5–300); a whole listing (all its pages) gets
+    /// this long too.
     #[arg(long, default_value_t = 30)]
     pub(crate) timeout: u64,
+    /// Most pages one listing may take (1–10000).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PAGES as u64)]
+    pub(crate) max_list_pages: u64,
+    /// Most entries one listing may return, kept or skipped (1–1000000).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ITEMS as u64)]
+    pub(crate) max_list_items: u64,
     /// Print machine-readable JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -87,7 +95,7 @@ fn configured(path: &Path, target: &Target) -> Result<ServerEntry, Failure> {
     let name = match (&target.server, file.len()) {
         (Some(name), _) => name.as_str(),
         (None, 0) => return ConfigDocument::parse(&text).map(ServerEntry::Http).map_err(|e| failure(e.to_string())),
-        (None, 1) => file.names()[0],
+        (None, 1) => file.names().into_iter().next().unwrap_or_default(),
         (None, _) => {
             return Err(failure(format!(
                 "{} has several servers ({}); pick one with --server",
@@ -110,19 +118,21 @@ fn with_overrides(document: ConfigDocument, target: &Target) -> Result<ConfigDoc
         Some(servers) => servers.values_mut().next().ok_or_else(|| failure("mcpServers is empty"))?,
         None => &mut value,
     };
+    // The document was checked when it was read; a node that is not an object is refused here
+    // all the same rather than indexed into.
+    let node = node.as_object_mut().ok_or_else(|| failure("the server's configuration is not a JSON object"))?;
     for header in &target.headers {
         let (name, header_value) =
             header.split_once(':').ok_or_else(|| failure(format!("--header {header:?} must be Name:value")))?;
-        let headers = node.as_object_mut().map(|n| n.entry("headers").or_insert_with(|| json!({})));
-        if let Some(Value::Object(headers)) = headers {
+        if let Value::Object(headers) = node.entry("headers").or_insert_with(|| json!({})) {
             headers.insert(name.trim().to_owned(), json!(header_value.trim()));
         }
     }
     if let Some(version) = &target.protocol_version {
-        node["protocolVersion"] = json!(version);
+        node.insert("protocolVersion".into(), json!(version));
     }
     if target.sse {
-        node["type"] = json!("sse");
+        node.insert("type".into(), json!("sse"));
     }
     let document = ConfigDocument::from_value(value).map_err(|e| failure(e.to_string()))?;
     document.resolve().map_err(|e| failure(e.to_string()))?;
@@ -155,7 +165,9 @@ fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
         }
         stdio @ ServerEntry::Stdio(_) => stdio,
     };
-    Ok(ServerRecord { timeout_secs: target.timeout, ..ServerRecord::with_server("cli", server) })
+    let clamp = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
+    let list_limits = ListLimits::new(clamp(target.max_list_pages), clamp(target.max_list_items));
+    Ok(ServerRecord { timeout_secs: target.timeout, list_limits, ..ServerRecord::with_server("cli", server) })
 }
 
 /// Runs `mcpd tools`; the text to print on success.
@@ -166,19 +178,40 @@ pub(crate) async fn tools(args: ToolsArgs) -> Result<String, Failure> {
     let record = record(args.url.as_deref(), &args.target)?;
     let manager = manager();
     manager.upsert(record);
-    let outcome = manager.test_and_refresh_tools("cli").await;
+    let outcome = manager.refresh_tools("cli").await;
     manager.close().await;
-    let tools = outcome.map_err(|e| failure(e.to_string()))?;
+    let listing = outcome.map_err(|e| failure(e.to_string()))?;
+    warn_skipped(&listing);
+    let tools = &listing.items;
     if args.target.json {
-        return Ok(serde_json::to_string_pretty(&tools).unwrap_or_default());
+        return Ok(serde_json::to_string_pretty(tools).unwrap_or_default());
     }
     let mut out = String::new();
-    for tool in &tools {
+    for tool in tools {
+        // The first line, without control characters: a server's text never drives the terminal.
         let description = tool.description.as_deref().and_then(|d| d.lines().next()).unwrap_or("");
+        let description: String = description.chars().filter(|c| !c.is_control()).collect();
         out.push_str(&format!("{}  {description}\n", tool.name));
     }
-    out.push_str(&format!("({} tool{})", tools.len(), if tools.len() == 1 { "" } else { "s" }));
+    out.push_str(&format!("({} tool{}", tools.len(), if tools.len() == 1 { "" } else { "s" }));
+    match listing.skipped_count {
+        0 => out.push(')'),
+        1 => out.push_str(", 1 entry skipped)"),
+        n => out.push_str(&format!(", {n} entries skipped)")),
+    }
     Ok(out)
+}
+
+/// Says on stderr which entries of the listing were left out, and why (the first few).
+fn warn_skipped<T>(listing: &Listing<T>) {
+    const SHOWN: usize = 10;
+    for skipped in listing.skipped.iter().take(SHOWN) {
+        eprintln!("mcpd: warning: skipped {skipped}");
+    }
+    let shown = listing.skipped.len().min(SHOWN);
+    if listing.skipped_count > shown {
+        eprintln!("mcpd: warning: skipped {} more entries", listing.skipped_count - shown);
+    }
 }
 
 /// Runs `mcpd call`; the text to print and whether the tool reported an error.

@@ -20,6 +20,7 @@ use super::outcome::outcome_of;
 use super::wire::{Carrier, Wire};
 use super::{Link, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
+use crate::panics::{self, Site};
 
 /// Requests waiting for their response on the stream, by id.
 type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
@@ -72,7 +73,7 @@ impl Link {
         let link = Rc::downgrade(self);
         let reader_pending = pending.clone();
         let name = self.cfg.name.clone();
-        let reader = actix_rt::spawn(async move {
+        let reader = panics::spawn(Site::Client, async move {
             let mut decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
             let mut endpoint_tx = Some(endpoint_tx);
             while let Some(Ok(chunk)) = response.next().await {
@@ -96,7 +97,7 @@ impl Link {
                         continue;
                     }
                     if let Some(link) = link.upgrade() {
-                        actix_rt::spawn(async move {
+                        panics::spawn(Site::Client, async move {
                             link.handle_message(message, None, 200).await;
                         });
                     }
@@ -141,13 +142,15 @@ impl Link {
 
 /// Resolves the `endpoint` event against the GET URL; `None` when it names another origin.
 fn resolve_same_origin(base: &str, endpoint: &str) -> Option<String> {
+    // Every index below is found by searching ASCII text, so it falls on a character boundary;
+    // `get` says so without a slice that could panic.
     let origin_end = base.find("://").map(|i| i + 3)?;
-    let authority_end = base[origin_end..].find('/').map_or(base.len(), |i| origin_end + i);
-    let origin = &base[..authority_end];
+    let authority_end = base.get(origin_end..)?.find('/').map_or(base.len(), |i| origin_end + i);
+    let origin = base.get(..authority_end)?;
     if endpoint.contains("://") {
         let end = endpoint.find("://").map(|i| i + 3)?;
-        let end = endpoint[end..].find('/').map_or(endpoint.len(), |i| end + i);
-        return endpoint[..end].eq_ignore_ascii_case(origin).then(|| endpoint.to_owned());
+        let end = endpoint.get(end..)?.find('/').map_or(endpoint.len(), |i| end + i);
+        return endpoint.get(..end)?.eq_ignore_ascii_case(origin).then(|| endpoint.to_owned());
     }
     if endpoint.starts_with("//") {
         return None;
@@ -156,7 +159,7 @@ fn resolve_same_origin(base: &str, endpoint: &str) -> Option<String> {
         return Some(format!("{origin}{endpoint}"));
     }
     let dir_end = base.rfind('/').filter(|i| *i >= authority_end).map_or(base.len(), |i| i + 1);
-    let dir = if dir_end > base.len() { base } else { &base[..dir_end] };
+    let dir = base.get(..dir_end).unwrap_or(base);
     let joiner = if dir.ends_with('/') { "" } else { "/" };
     Some(format!("{dir}{joiner}{endpoint}"))
 }

@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use awc::http::header;
 use mcpd::client::config::StdioCommand;
+use mcpd::client::list::ListLimits;
 use mcpd::client::request::add_stateless_meta;
 use mcpd::jsonrpc::RequestId;
 use mcpd::model::Implementation;
@@ -71,6 +72,9 @@ pub struct LinkConfig {
     pub timeout: Duration,
     /// Start this command and speak stdio to it instead of HTTP (`url` is then only a label).
     pub command: Option<StdioCommand>,
+    /// How far one listing (`tools/list` and the like, all pages) may go; the whole listing
+    /// also has one deadline, `timeout`.
+    pub list_limits: ListLimits,
 }
 
 /// The wire a link negotiated.
@@ -149,6 +153,11 @@ impl Link {
 
     pub(crate) fn name(&self) -> &str {
         &self.cfg.name
+    }
+
+    /// What the link was configured with.
+    pub(crate) fn config(&self) -> &LinkConfig {
+        &self.cfg
     }
 
     fn next_id(&self) -> RequestId {

@@ -32,6 +32,7 @@ use super::wire::{Carrier, SessionWire, Wire};
 use super::{Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 use crate::client::stdio::StdioChannel;
+use crate::panics::{self, Site};
 
 /// How long connecting waits for the standalone GET stream's response headers.
 const STANDALONE_WAIT: Duration = Duration::from_secs(2);
@@ -139,7 +140,7 @@ impl Link {
         let link = Rc::downgrade(self);
         let channel = StdioChannel::spawn(command, &self.cfg.name, MAX_RESPONSE_BYTES, move |message| {
             if let Some(link) = link.upgrade() {
-                actix_rt::spawn(async move {
+                panics::spawn(Site::Client, async move {
                     link.handle_message(message, None, 200).await;
                 });
             }
@@ -253,7 +254,7 @@ impl Link {
             request = request.insert_header(header);
         }
         let name = self.cfg.name.clone();
-        let task = actix_rt::spawn(async move {
+        let task = panics::spawn(Site::Client, async move {
             let sent = request.send().await;
             let _ = opened_tx.send(());
             let mut response = match sent {
@@ -270,7 +271,7 @@ impl Link {
                     let (Ok(message), Some(link)) = (serde_json::from_str::<Value>(&event.data), link.upgrade()) else {
                         continue;
                     };
-                    actix_rt::spawn(async move {
+                    panics::spawn(Site::Client, async move {
                         link.handle_message(message, None, 200).await;
                     });
                 }

@@ -17,6 +17,7 @@ use super::outcome::outcome_owned;
 use super::wire::{StrayClaim, Wire};
 use super::{Link, Mode};
 use crate::client::error::ClientError;
+use crate::panics::{self, Site};
 
 /// Fires (or its sender is dropped) when the caller gives up; shared by the two attempts of a
 /// request that re-initializes.
@@ -117,7 +118,7 @@ impl Link {
     fn notify_cancelled(self: &Rc<Self>, id: &jsonrpc::RequestId, reason: &str) {
         let cancel = json!({"requestId": id, "reason": reason});
         let link = self.clone();
-        actix_rt::spawn(async move {
+        panics::spawn(Site::Client, async move {
             let message = jsonrpc::outgoing_message(None, "notifications/cancelled", Some(&cancel));
             if let Err(e) = link.send_reply(message).await {
                 log::debug!("{}: could not send notifications/cancelled: {e}", link.cfg.name);

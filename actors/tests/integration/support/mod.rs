@@ -3,6 +3,7 @@
 
 pub(crate) mod arrivals;
 pub(crate) mod eventually;
+pub(crate) mod hostile;
 pub(crate) mod interop_servers;
 pub(crate) mod mock_http;
 pub(crate) mod process;
