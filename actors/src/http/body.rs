@@ -10,9 +10,9 @@
 //!   stalled bodies can hold at most that many connections and the rest of `max_connections` is
 //!   a reserve for them.
 //!
-//! Every answer carries a JSON-RPC error body like the other edge errors. The deadline is a timer
-//! armed on the first poll that finds the body incomplete (actix polls a handler once before it
-//! feeds the body, so in practice for every body; the timer is the worker's own, uncontended).
+//! Every answer carries a JSON-RPC error body like the other edge errors. The deadlines are the
+//! worker's sweeper's ([`super::deadline`]), not a timer per request: actix polls a handler once
+//! before it feeds the body, so nearly every body waits once, and must cost next to nothing.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -23,6 +23,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt as _;
 use mcpd::jsonrpc::ErrorCode;
 
+use super::deadline::within;
 use super::reply::plain_error;
 use super::AppState;
 use crate::counts::EdgeCounters;
@@ -91,7 +92,7 @@ pub(super) async fn read(
     let collect = collect(req, payload, state.limits.max_body_bytes);
     tokio::pin!(collect);
     let grace = SLOW_BODY_GRACE.min(timeout);
-    if let Ok(done) = actix_rt::time::timeout(grace, &mut collect).await {
+    if let Ok(done) = within(grace, collect.as_mut()).await {
         return done;
     }
     let edge = state.metrics.edge();
@@ -103,7 +104,7 @@ pub(super) async fn read(
             state.slow_bodies.max
         )));
     };
-    match actix_rt::time::timeout(timeout.saturating_sub(grace), &mut collect).await {
+    match within(timeout.saturating_sub(grace), collect.as_mut()).await {
         Ok(done) => done,
         Err(_) => {
             EdgeCounters::bump(&edge.body_timeouts);

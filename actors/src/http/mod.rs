@@ -19,6 +19,7 @@
 
 mod body;
 pub(crate) mod connections;
+mod deadline;
 mod guard;
 mod mcp;
 mod reply;
