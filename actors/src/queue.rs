@@ -15,11 +15,13 @@
 //! progress), never an answer. SSE readers are cut off instead of dropping events because a
 //! stream with holes cannot be trusted, and a cut stream of a session can be resumed whole.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use mcpd::jsonrpc::RequestId;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, Notify};
 
@@ -46,19 +48,38 @@ fn worth_logging(n: u64) -> bool {
     n > 0 && 10u64.pow(n.ilog10()) == n
 }
 
-/// Messages (serialized JSON-RPC) for one peer: notifications are dropped when the peer does not
-/// keep up; answers wait for room.
-#[derive(Debug, Clone)]
-pub(crate) struct Outbox {
-    tx: mpsc::Sender<Vec<u8>>,
-    dropped: Arc<Dropped>,
+/// Whose messages an [`Outbox`] holds, for its log lines (made only when one is logged).
+#[derive(Debug)]
+pub(crate) enum Label {
+    /// The stdio transport's stdout.
+    Stdout,
+    /// A request's own stream.
+    Request {
+        /// Its session, if any.
+        session: Option<Arc<str>>,
+        /// The request.
+        id: RequestId,
+    },
 }
 
-/// The drops of one outbox, for its log lines and the metric.
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Label::Stdout => f.write_str("stdout"),
+            Label::Request { session: Some(session), id } => write!(f, "session {session}: request {id}"),
+            Label::Request { session: None, id } => write!(f, "stateless request {id}"),
+        }
+    }
+}
+
+/// Messages (serialized JSON-RPC) for one peer: notifications are dropped when the peer does not
+/// keep up; answers wait for room. Not `Clone`: a request's outbox has one owner, and stdout's is
+/// shared in an `Arc` (so an outbox costs no allocation of its own beyond its channel).
 #[derive(Debug)]
-struct Dropped {
-    count: AtomicU64,
-    what: String,
+pub(crate) struct Outbox {
+    tx: mpsc::Sender<Vec<u8>>,
+    dropped: AtomicU64,
+    what: Label,
     capacity: usize,
     edge: Arc<EdgeCounters>,
 }
@@ -75,23 +96,22 @@ pub(crate) enum Refused {
 impl Outbox {
     /// An outbox of `capacity` messages for the peer `what` names (in log lines), and its
     /// receiving end.
-    pub(crate) fn new(capacity: usize, what: String, edge: Arc<EdgeCounters>) -> (Outbox, mpsc::Receiver<Vec<u8>>) {
+    pub(crate) fn new(capacity: usize, what: Label, edge: Arc<EdgeCounters>) -> (Outbox, mpsc::Receiver<Vec<u8>>) {
         let capacity = capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
-        (Outbox { tx, dropped: Arc::new(Dropped { count: AtomicU64::new(0), what, capacity, edge }) }, rx)
+        (Outbox { tx, dropped: AtomicU64::new(0), what, capacity, edge }, rx)
     }
 
     /// Queues a notification, or drops and counts it when the peer is not keeping up.
     pub(crate) fn notify(&self, message: Vec<u8>) {
         if let Err(TrySendError::Full(_)) = self.tx.try_send(message) {
-            let dropped = &*self.dropped;
-            EdgeCounters::bump(&dropped.edge.notifications_dropped);
-            let n = dropped.count.fetch_add(1, Ordering::Relaxed) + 1;
+            EdgeCounters::bump(&self.edge.notifications_dropped);
+            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             if worth_logging(n) {
                 log::warn!(
                     "{}: {n} notification(s) dropped so far: the client is not reading them ({} are queued)",
-                    dropped.what,
-                    dropped.capacity
+                    self.what,
+                    self.capacity
                 );
             }
         }
@@ -333,13 +353,14 @@ mod tests {
     #[actix_rt::test]
     async fn an_outbox_drops_notifications_but_answers_wait() {
         let edge = Arc::new(EdgeCounters::default());
-        let (outbox, mut rx) = Outbox::new(2, "test".into(), edge.clone());
+        let (outbox, mut rx) = Outbox::new(2, Label::Stdout, edge.clone());
+        let outbox = Arc::new(outbox);
         for _ in 0..5 {
             outbox.notify(b"n".to_vec());
         }
         assert_eq!(edge.notifications_dropped.load(Ordering::Relaxed), 3);
         assert_eq!(outbox.try_send(b"r".to_vec()), Err(Refused::Full));
-        let waiting = outbox.clone();
+        let waiting = Arc::clone(&outbox);
         let answer = actix_rt::spawn(async move { waiting.send(b"answer".to_vec()).await });
         assert_eq!(rx.recv().await.as_deref(), Some(&b"n"[..]));
         assert_eq!(rx.recv().await.as_deref(), Some(&b"n"[..]));

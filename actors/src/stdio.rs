@@ -23,12 +23,12 @@ use tokio::task::JoinSet;
 
 use crate::config::Limits;
 use crate::counts::{ActorCounts, EdgeCounters};
-use crate::queue::Outbox;
+use crate::queue::{Label, Outbox};
 use crate::tool_executor::{route_notification, run, StopExecutor, ToolExecutor};
 
 /// Writes notifications for tools to stdout, through the single writer.
 struct StdioPeer {
-    out: Outbox,
+    out: Arc<Outbox>,
 }
 
 impl Peer for StdioPeer {
@@ -111,7 +111,10 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
 
 /// Tells the stdio client about the catalog changes it wants to hear of: list changes, and
 /// updates of subscribed resources.
-fn catalog_notifier(out: Outbox, interest: Arc<Mutex<Interest>>) -> impl Fn(&CatalogEvent) + Send + Sync + 'static {
+fn catalog_notifier(
+    out: Arc<Outbox>,
+    interest: Arc<Mutex<Interest>>,
+) -> impl Fn(&CatalogEvent) + Send + Sync + 'static {
     move |event| {
         let announcement = interest.lock().unwrap_or_else(PoisonError::into_inner).announcement(event);
         if let Some((method, params)) = announcement {
@@ -140,7 +143,8 @@ where
     W: AsyncWrite + Unpin + 'static,
 {
     let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
-    let (out, mut out_rx) = Outbox::new(limits.max_queued_messages, "stdout".into(), metrics.edge().clone());
+    let (out, mut out_rx) = Outbox::new(limits.max_queued_messages, Label::Stdout, metrics.edge().clone());
+    let out = Arc::new(out);
     let writer = actix_rt::spawn(async move {
         while let Some(mut line) = out_rx.recv().await {
             line.push(b'\n');
@@ -206,7 +210,7 @@ where
 struct Stdio<'a> {
     server: &'a Arc<McpServer>,
     executor: &'a Addr<ToolExecutor>,
-    out: &'a Outbox,
+    out: &'a Arc<Outbox>,
     edge: &'a EdgeCounters,
     limits: &'a Limits,
 }

@@ -32,7 +32,7 @@ use super::stream::{outbox, respond, sse, Exchange, SessionSink};
 use super::AppState;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
-use crate::queue::{self, QueueLimits};
+use crate::queue::{self, Label, QueueLimits};
 use crate::session::{
     ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
     SessionHandle, SessionId, SessionShared, Stop,
@@ -205,18 +205,22 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let busy = handle.shared.busy();
     let queue = QueueLimits::from(&state.limits);
     let edge = state.metrics.edge().clone();
-    let what = format!("session {}: request {}", handle.shared.id(), request.id);
-    let (out, messages) = outbox(queue, what.clone(), &edge);
+    let id = request.id.clone();
+    let what = Label::Request { session: Some(handle.shared.id().as_arc()), id: id.clone() };
+    let (out, messages) = outbox(queue, what, &edge);
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let id = request.id.clone();
     let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
     let execution = Box::pin(async move {
         let _in_flight = in_flight;
         running.await
     });
-    let exchange = Exchange { id, era: Era::Stateful, execution, messages, close: Some(close) };
-    respond(exchange, move || SessionSink::open(handle.session, busy, queue, format!("{what}: SSE answer"), edge)).await
+    let exchange = Exchange { id: id.clone(), era: Era::Stateful, execution, messages, close: Some(close) };
+    let opened = move || {
+        let what = format!("session {}: SSE answer to request {id}", handle.shared.id());
+        SessionSink::open(handle.session, busy, queue, what, edge)
+    };
+    respond(exchange, opened).await
 }
 
 /// Answers a request beyond its session's cap on running requests (429), counted and logged.

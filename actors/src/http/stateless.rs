@@ -24,7 +24,7 @@ use super::stream::{outbox, respond, sse, BodySink, Exchange};
 use super::AppState;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
-use crate::queue::{self, EventSender, Outbox, QueueLimits};
+use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
 use crate::tool_executor::execute;
 
 /// Notifications of one stateless request, written to its own response stream (bounded: ones
@@ -67,7 +67,7 @@ pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &A
     }
     let queue = QueueLimits::from(&state.limits);
     let edge = state.metrics.edge().clone();
-    let (out, messages) = outbox(queue, format!("stateless request {id}"), &edge);
+    let (out, messages) = outbox(queue, Label::Request { session: None, id: id.clone() }, &edge);
     let scope = Scope { peer: Some(Arc::new(StatelessPeer { out })), ..scope };
     let (server, metrics, limit) = (state.server.clone(), state.metrics.clone(), state.limits.tool_timeout);
     let execution = Box::pin(async move { Some(execute(&server, &metrics, request, scope, limit).await) });

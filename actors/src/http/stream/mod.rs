@@ -35,7 +35,7 @@ use tokio::sync::oneshot;
 
 use super::reply::{error_response, json_bytes, result_response, session_not_found};
 use crate::counts::EdgeCounters;
-use crate::queue::{self, EventSender, Outbox, QueueLimits};
+use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
 use crate::session::{BusyGuard, DetachStream, Emit, OpenStream, Session};
 
 /// What a request came to: its result or error, or `None` when it was cancelled (a cancelled
@@ -157,7 +157,7 @@ async fn close_requested(rx: &mut Option<oneshot::Receiver<()>>) {
 
 /// An outbox for the messages of the request `what` names, and the receiving end for its
 /// [`Exchange`].
-pub(super) fn outbox(limits: QueueLimits, what: String, edge: &Arc<EdgeCounters>) -> (Outbox, Receiver<Vec<u8>>) {
+pub(super) fn outbox(limits: QueueLimits, what: Label, edge: &Arc<EdgeCounters>) -> (Outbox, Receiver<Vec<u8>>) {
     Outbox::new(limits.max_messages, what, edge.clone())
 }
 
