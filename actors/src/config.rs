@@ -60,6 +60,8 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default time an idle keep-alive connection stays open.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// Default time a client may accept none of the data sent to it before its connection is dropped.
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What the HTTP endpoint allows its connections: how many, and how long each may stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +81,10 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// An idle keep-alive connection is closed after this long (zero: no keep-alive).
     pub keep_alive: Duration,
+    /// A connection whose client accepts none of the data sent to it for this long is dropped
+    /// by the kernel (`TCP_USER_TIMEOUT`, Linux; zero: never). It frees what a reader that
+    /// stopped reading holds: its socket buffers, and a cut-off stream's queue.
+    pub send_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -89,6 +95,7 @@ impl Default for ConnectionLimits {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
         }
     }
 }

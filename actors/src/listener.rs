@@ -6,7 +6,7 @@
 //! `AtomicResponse`s: one finishes before the next begins, so they never interleave.
 //!
 //! The endpoint applies the configured [`ConnectionLimits`]: the cap on open connections (within
-//! the open-file limit, [`http::connections`]), the request-head timeout, the keep-alive timeout,
+//! the open-file limit, [`http::connections`]), the request-head, keep-alive and send timeouts,
 //! and — per request — the body timeout and the cap on slow bodies.
 
 use std::net::TcpListener;
@@ -176,7 +176,11 @@ impl Listener {
             Duration::ZERO => KeepAlive::Disabled,
             idle => KeepAlive::Timeout(idle),
         };
-        let on_connect = http::connections::on_connect(self.metrics.edge().clone(), connections.max_connections);
+        let on_connect = http::connections::on_connect(
+            self.metrics.edge().clone(),
+            connections.max_connections,
+            connections.send_timeout,
+        );
         let server = HttpServer::new(move || http::app(state.clone()))
             .workers(workers)
             .max_connections(connections.max_connections.div_ceil(workers))

@@ -14,6 +14,10 @@
 //! does not keep up loses progress and log notifications (which only describe work in
 //! progress), never an answer. SSE readers are cut off instead of dropping events because a
 //! stream with holes cannot be trusted, and a cut stream of a session can be resumed whole.
+//!
+//! A cut-off reader's connection closes when the connection next takes data (the body fails);
+//! one that takes nothing at all is dropped by the kernel after the send timeout
+//! (`ConnectionLimits::send_timeout`), which frees what its queue still holds.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

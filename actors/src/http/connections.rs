@@ -7,10 +7,15 @@
 //! warning when the cap is reached, and lowers the cap at start to three quarters of the
 //! process's open-file limit, so that a flood of connections never takes the descriptors that
 //! files, commands and remote servers need.
+//!
+//! On Linux each connection also gets `TCP_USER_TIMEOUT` (the send timeout): a client that
+//! accepts none of the data sent to it for that long — an SSE reader that stopped reading — is
+//! dropped by the kernel, which frees its socket buffers and whatever its response still holds.
 
 use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::Extensions;
 
@@ -56,10 +61,29 @@ impl Drop for Open {
     }
 }
 
-/// The per-connection hook of the listener: counts the connection, and warns once when the
-/// open connections reach `max`.
-pub(crate) fn on_connect(edge: Arc<EdgeCounters>, max: usize) -> impl Fn(&dyn Any, &mut Extensions) + Send + Sync {
-    move |_, extensions| {
+/// Sets the send timeout of an accepted connection (Linux; elsewhere nothing).
+fn set_send_timeout(connection: &dyn Any, timeout: Duration) {
+    #[cfg(target_os = "linux")]
+    if let Some(stream) = connection.downcast_ref::<actix_rt::net::TcpStream>() {
+        if let Err(e) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout)) {
+            log::debug!("cannot set TCP_USER_TIMEOUT: {e}");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (connection, timeout);
+}
+
+/// The per-connection hook of the listener: counts the connection, warns once when the open
+/// connections reach `max`, and sets the send timeout (unless zero).
+pub(crate) fn on_connect(
+    edge: Arc<EdgeCounters>,
+    max: usize,
+    send_timeout: Duration,
+) -> impl Fn(&dyn Any, &mut Extensions) + Send + Sync {
+    move |connection, extensions| {
+        if !send_timeout.is_zero() {
+            set_send_timeout(connection, send_timeout);
+        }
         let open = edge.connections.fetch_add(1, Ordering::Relaxed) + 1;
         if usize::try_from(open).unwrap_or(0) >= max && !edge.at_connection_limit.swap(true, Ordering::Relaxed) {
             log::warn!(
@@ -89,7 +113,7 @@ mod tests {
     #[test]
     fn connections_are_counted_while_open() {
         let edge = Arc::new(EdgeCounters::default());
-        let hook = on_connect(edge.clone(), 2);
+        let hook = on_connect(edge.clone(), 2, Duration::from_secs(1));
         let (mut a, mut b) = (Extensions::new(), Extensions::new());
         hook(&(), &mut a);
         hook(&(), &mut b);

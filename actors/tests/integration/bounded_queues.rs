@@ -85,7 +85,6 @@ async fn a_slow_sse_reader_is_cut_off_and_its_request_cancelled() {
     ended.wait_for(1, "the flood call is cancelled with its stream").await;
     let sent = sent.load(Ordering::Relaxed);
     assert!(sent < count, "the tool stopped early: {sent} of {count} notifications");
-
     let events = SseReader::new(response).all(Duration::from_secs(10)).await;
     assert!(events.len() < sent, "{} events delivered of {sent} sent", events.len());
     assert!(events.iter().all(|e| e.json()["method"] == "notifications/progress"), "no answer after the cut");

@@ -1,6 +1,7 @@
 //! Slow and stalled clients at the HTTP edge: request bodies that never finish are answered 408
 //! and closed after the body timeout while ordinary clients keep being served; with the
-//! connections capped, stalled bodies cannot take the reserve; idle connections are closed.
+//! connections capped, stalled bodies cannot take the reserve; idle connections are closed, and
+//! so (Linux) is the connection of a client that accepts none of the data sent to it.
 //!
 //! The stalled clients are raw loopback sockets that send a request head promising a body and
 //! then only part of it. The test process holds both ends of each connection, so the number it
@@ -11,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use actix_rt::net::TcpStream;
 use futures_util::future::join_all;
+use mcpd::model::{CallToolResult, Tool};
 use mcpd::ServerOptions;
-use serde_json::json;
+use serde_json::{json, Map, Value};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::support::eventually::eventually;
@@ -176,4 +178,49 @@ async fn idle_connections_are_closed() {
     let mut silent = TcpStream::connect(("127.0.0.1", server.port)).await.expect("connect");
     let answer = read_until_closed(&mut silent, Duration::from_secs(10)).await.expect("closed without a head");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+/// A client that stops reading a large answer is dropped once it has accepted nothing for the
+/// send timeout (Linux: `TCP_USER_TIMEOUT`), instead of holding its connection and buffers.
+#[cfg(target_os = "linux")]
+#[actix_rt::test]
+async fn a_client_that_reads_nothing_is_dropped_after_the_send_timeout() {
+    let mut catalog = test_catalog();
+    catalog.add_tool(
+        Tool::new("big", "Answers with `size` bytes of text.", json!({"type": "object"})),
+        |args: Map<String, Value>, _ctx| async move {
+            let size = args.get("size").and_then(Value::as_u64).unwrap_or(1) as usize;
+            Ok(CallToolResult::text("x".repeat(size)))
+        },
+    );
+    let server = start_with(catalog, ServerOptions::default(), |c| {
+        c.connections.send_timeout = Duration::from_secs(2);
+        c.connections.keep_alive = Duration::from_secs(600);
+    })
+    .await;
+    let body = serde_json::to_string(&modern_request(
+        1,
+        "tools/call",
+        json!({"name": "big", "arguments": {"size": 32 * 1024 * 1024}}),
+    ))
+    .expect("json");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n\r\n",
+        body.len()
+    );
+    let mut socket = TcpStream::connect(("127.0.0.1", server.port)).await.expect("connect");
+    socket.write_all(head.as_bytes()).await.expect("head");
+    socket.write_all(body.as_bytes()).await.expect("body");
+    // The client reads nothing: the answer fills the socket buffers, then nothing moves.
+    let what = "the server drops the connection of the client that reads nothing";
+    eventually(what, Duration::from_secs(60), async || {
+        let open = metric(&metrics_text(&server).await, "mcpd_connections_open").unwrap_or(f64::MAX);
+        (open <= 1.0).then_some(()).ok_or(format!("{open} connections open"))
+    })
+    .await;
+    let mut received = Vec::new();
+    let read = actix_rt::time::timeout(Duration::from_secs(30), socket.read_to_end(&mut received)).await;
+    assert!(read.is_ok(), "the connection is closed");
+    assert!(received.len() < 32 * 1024 * 1024, "the answer was cut short: {} bytes", received.len());
 }

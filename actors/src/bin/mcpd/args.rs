@@ -97,6 +97,9 @@ pub(crate) struct ServeArgs {
     /// Seconds an idle keep-alive connection stays open (default 5; 0: no keep-alive).
     #[arg(long)]
     pub(crate) keep_alive: Option<u64>,
+    /// Seconds a client may accept none of the data sent to it before it is dropped (default 60; 0: never).
+    #[arg(long)]
+    pub(crate) send_timeout: Option<u64>,
     /// Most requests running at once per session or stdio connection (default 128).
     #[arg(long)]
     pub(crate) max_in_flight: Option<usize>,

@@ -222,5 +222,8 @@ fn connection_limits(args: &ServeArgs, props: &Properties) -> Result<ConnectionL
     if let Some(secs) = pick(args.keep_alive, props, "keepAliveSeconds")? {
         connections.keep_alive = Duration::from_secs(secs);
     }
+    if let Some(secs) = pick(args.send_timeout, props, "sendTimeoutSeconds")? {
+        connections.send_timeout = Duration::from_secs(secs);
+    }
     Ok(connections)
 }
