@@ -91,10 +91,12 @@ async fn stalled_bodies_are_answered_408_and_closed_while_others_are_served() {
     for id in 0..20 {
         echo(&server, id).await;
     }
-    let text = metrics_text(&server).await;
-    let open = metric(&text, "mcpd_connections_open").unwrap_or_default();
-    assert!(open >= n as f64, "every stalled connection is open while the client is served: {open} of {n}");
     assert!(served.elapsed() < timeout, "the ordinary client was served in {:?}", served.elapsed());
+    eventually("every stalled connection is open while the client is served", Duration::from_secs(3), async || {
+        let open = metric(&metrics_text(&server).await, "mcpd_connections_open").unwrap_or_default();
+        (open >= n as f64).then_some(()).ok_or(format!("{open} of {n} open"))
+    })
+    .await;
 
     let answers = join_all(stalled.iter_mut().map(|(socket, sent)| async move {
         let answer = read_until_closed(socket, timeout + Duration::from_secs(60)).await;
@@ -212,15 +214,19 @@ async fn a_client_that_reads_nothing_is_dropped_after_the_send_timeout() {
     let mut socket = TcpStream::connect(("127.0.0.1", server.port)).await.expect("connect");
     socket.write_all(head.as_bytes()).await.expect("head");
     socket.write_all(body.as_bytes()).await.expect("body");
-    // The client reads nothing: the answer fills the socket buffers, then nothing moves.
+    // The answer begins (so the server holds the connection); from here on the client reads
+    // nothing: the answer fills the socket buffers, then nothing moves.
+    let mut start = [0u8; 12];
+    let begun = actix_rt::time::timeout(Duration::from_secs(30), socket.read_exact(&mut start)).await;
+    assert!(begun.is_ok_and(|read| read.is_ok()), "the answer begins");
+    assert_eq!(&start, b"HTTP/1.1 200");
     let what = "the server drops the connection of the client that reads nothing";
     eventually(what, Duration::from_secs(60), async || {
         let open = metric(&metrics_text(&server).await, "mcpd_connections_open").unwrap_or(f64::MAX);
         (open <= 1.0).then_some(()).ok_or(format!("{open} connections open"))
     })
     .await;
-    let mut received = Vec::new();
-    let read = actix_rt::time::timeout(Duration::from_secs(30), socket.read_to_end(&mut received)).await;
-    assert!(read.is_ok(), "the connection is closed");
-    assert!(received.len() < 32 * 1024 * 1024, "the answer was cut short: {} bytes", received.len());
+    // The kernel gave up on the client without telling it (no FIN, no RST): the client learns
+    // when it next sends or reads, so only the server's side is checked here.
+    drop(socket);
 }
