@@ -13,18 +13,99 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default host: loopback only.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
 
-/// Explicit limits; hitting one is an error the client can read.
+/// Default cap on requests running at once in one session, stdio connection or 2024-11-05 stream.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
+/// Default cap on messages queued for one reader (an SSE response, a request's relay, stdout).
+pub const DEFAULT_MAX_QUEUED_MESSAGES: usize = 1024;
+/// Default cap on the bytes of SSE events queued for one reader.
+pub const DEFAULT_MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+
+/// Explicit limits of the HTTP and stdio transports; hitting one is an error the client can read
+/// (or, for a reader that does not keep up, a logged cut-off). `crate::queue` states the policy of
+/// every queue these bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest request body (HTTP) or line (stdio), in bytes.
     pub max_body_bytes: usize,
     /// Longest a request may run before it is answered with a timeout.
     pub tool_timeout: Duration,
+    /// Requests one session, stdio connection or 2024-11-05 stream may have running at once;
+    /// more are refused (HTTP 429 / a JSON-RPC error). Also caps the session's requests to its
+    /// client that await an answer.
+    pub max_in_flight: usize,
+    /// Messages queued for one reader that does not keep up: undelivered SSE events before the
+    /// stream is cut off; a request's notifications, or stdout's, before they are dropped.
+    pub max_queued_messages: usize,
+    /// Bytes of undelivered SSE events one stream may hold before it is cut off.
+    pub max_queued_bytes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_body_bytes: DEFAULT_MAX_BODY_BYTES, tool_timeout: DEFAULT_TOOL_TIMEOUT }
+        Limits {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_queued_messages: DEFAULT_MAX_QUEUED_MESSAGES,
+            max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
+        }
+    }
+}
+
+/// Default cap on open HTTP connections (lowered to three quarters of the open-file limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// Default time a request body may take to arrive.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time the request head (line and headers) of a new connection may take to arrive.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time an idle keep-alive connection stays open.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// Default time a client may accept none of the data sent to it before its connection is dropped.
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the HTTP endpoint allows its connections: how many, and how long each may stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Open connections at most (shared out among the workers); past it, new connections wait in
+    /// the accept backlog. Lowered at start to three quarters of the process's open-file limit,
+    /// so that files, commands and remote servers keep descriptors.
+    pub max_connections: usize,
+    /// Requests that may still be waiting for their body after the first second (0: half of
+    /// `max_connections`). Past it, such a request is answered 408 at once: stalled bodies can
+    /// never hold more than this many connections, and the rest are a reserve for clients that
+    /// send theirs promptly.
+    pub max_slow_bodies: usize,
+    /// A body not received within this time is answered 408 and its connection closed.
+    pub body_timeout: Duration,
+    /// A new connection's request head not received within this time is answered 408.
+    pub header_timeout: Duration,
+    /// An idle keep-alive connection is closed after this long (zero: no keep-alive).
+    pub keep_alive: Duration,
+    /// A connection whose client accepts none of the data sent to it for this long is dropped
+    /// by the kernel (`TCP_USER_TIMEOUT`, Linux; zero: never). It frees what a reader that
+    /// stopped reading holds: its socket buffers, and a cut-off stream's queue.
+    pub send_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_slow_bodies: 0,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The cap on slow bodies this configuration means (`max_slow_bodies`, or half of
+    /// `max_connections` when 0), never above `max_connections`.
+    pub fn slow_bodies(&self) -> usize {
+        let cap = if self.max_slow_bodies == 0 { self.max_connections / 2 } else { self.max_slow_bodies };
+        cap.clamp(1, self.max_connections.max(1))
     }
 }
 
@@ -92,6 +173,8 @@ pub struct ListenerConfig {
     pub mode: TransportMode,
     /// Limits.
     pub limits: Limits,
+    /// Connection limits and timeouts.
+    pub connections: ConnectionLimits,
     /// Session settings (streamable mode).
     pub sessions: SessionConfig,
     /// Worker threads (0: one per CPU).
@@ -110,6 +193,7 @@ impl Default for ListenerConfig {
             allow_unauthenticated: false,
             mode: TransportMode::Http,
             limits: Limits::default(),
+            connections: ConnectionLimits::default(),
             sessions: SessionConfig::default(),
             workers: 0,
             settings_file: None,

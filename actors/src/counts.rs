@@ -95,3 +95,30 @@ impl ActorCounts {
         ActorKind::ALL.iter().map(|k| (*k, self.live(*k))).collect()
     }
 }
+
+/// What the edge did to peers that push too much or read too little: the open connections and
+/// what was refused, cut off or dropped. Shared by every worker; read by `/metrics`.
+#[derive(Debug, Default)]
+pub(crate) struct EdgeCounters {
+    /// Open HTTP connections.
+    pub(crate) connections: AtomicI64,
+    /// Whether the open connections are at the limit (for one log line per episode).
+    pub(crate) at_connection_limit: std::sync::atomic::AtomicBool,
+    /// Requests answered 408 because their body did not arrive in time.
+    pub(crate) body_timeouts: AtomicU64,
+    /// Requests answered 408 at once because too many others were waiting for their bodies.
+    pub(crate) slow_bodies_refused: AtomicU64,
+    /// SSE streams cut off because their reader did not keep up.
+    pub(crate) streams_cut: AtomicU64,
+    /// Notifications dropped because their reader did not keep up.
+    pub(crate) notifications_dropped: AtomicU64,
+    /// Requests refused because their session (or stdio connection) had too many running.
+    pub(crate) requests_over_limit: AtomicU64,
+}
+
+impl EdgeCounters {
+    /// Adds one to a counter.
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -6,7 +6,7 @@
 //! | item | what it is for |
 //! |---|---|
 //! | [`Mcpd`] | the running server: `new`, `start`, `stop`, `sync_with_settings`, `status`, `close` |
-//! | [`ListenerConfig`], [`Limits`], [`SessionConfig`], [`TransportMode`] | what the HTTP endpoint binds, enforces and speaks |
+//! | [`ListenerConfig`], [`Limits`], [`ConnectionLimits`], [`SessionConfig`], [`TransportMode`] | what the HTTP endpoint binds, enforces and speaks |
 //! | [`stdio::serve`] | MCP over a byte-stream pair (stdin/stdout), for desktop hosts |
 //! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] |
 //! | [`tools`] | project-confined file tools, command tools, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) |
@@ -45,6 +45,7 @@ mod http;
 mod listener;
 pub mod metrics;
 pub mod panics;
+mod queue;
 mod runtime;
 mod session;
 mod status;
@@ -53,7 +54,7 @@ mod supervisor;
 mod tool_executor;
 pub mod tools;
 
-pub use config::{Limits, ListenerConfig, SessionConfig, TransportMode};
+pub use config::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 pub use counts::{ActorCounts, ActorKind};
 pub use http::StatusExtras;
 pub use runtime::{Mcpd, RuntimeError};

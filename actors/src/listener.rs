@@ -4,6 +4,10 @@
 //! Handles `StartListener` (stops the previous endpoint first), `StopListener`,
 //! `SyncWithSettings`, `ListenerStatusQuery` and `StopActor`. Start and stop are
 //! `AtomicResponse`s: one finishes before the next begins, so they never interleave.
+//!
+//! The endpoint applies the configured [`ConnectionLimits`]: the cap on open connections (within
+//! the open-file limit, [`http::connections`]), the request-head, keep-alive and send timeouts,
+//! and — per request — the body timeout and the cap on slow bodies.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -12,12 +16,13 @@ use std::time::Duration;
 
 use actix::{Actor, ActorContext, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _};
 use actix_web::dev::ServerHandle;
+use actix_web::http::KeepAlive;
 use actix_web::{web, HttpServer};
 use derive_more::{Display, Error};
 use mcpd::config::ListenerSettings;
 use mcpd::McpServer;
 
-use crate::config::ListenerConfig;
+use crate::config::{ConnectionLimits, ListenerConfig};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
@@ -26,6 +31,9 @@ use crate::status::{now_millis, ListenerStatus, StatusCell};
 
 /// How long a stopping endpoint waits for in-flight requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long a connection being closed may take to say goodbye (actix-web's
+/// `client_disconnect_timeout`: the rest of an unread body is discarded meanwhile).
+const DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why the listener could not start.
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
@@ -139,12 +147,18 @@ impl Listener {
             warnings: self.warnings.clone(),
         };
         self.status.set(status.clone());
+        let connections = ConnectionLimits {
+            max_connections: http::connections::within_descriptors(config.connections.max_connections),
+            ..config.connections
+        };
         let state = web::Data::new(AppState {
             server: self.server.clone(),
             keys: config.keys.clone(),
             origins: config.origins.clone(),
             check_host: config.binds_loopback(),
             limits: config.limits,
+            connections,
+            slow_bodies: http::SlowBodies::new(connections.slow_bodies()),
             mode: config.mode,
             status: self.status.clone(),
             metrics: self.metrics.clone(),
@@ -158,8 +172,22 @@ impl Listener {
         } else {
             config.workers
         };
+        let keep_alive = match connections.keep_alive {
+            Duration::ZERO => KeepAlive::Disabled,
+            idle => KeepAlive::Timeout(idle),
+        };
+        let on_connect = http::connections::on_connect(
+            self.metrics.edge().clone(),
+            connections.max_connections,
+            connections.send_timeout,
+        );
         let server = HttpServer::new(move || http::app(state.clone()))
             .workers(workers)
+            .max_connections(connections.max_connections.div_ceil(workers))
+            .keep_alive(keep_alive)
+            .client_request_timeout(connections.header_timeout)
+            .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+            .on_connect(on_connect)
             .disable_signals()
             .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
             .listen(tcp)

@@ -13,6 +13,11 @@
 //! | `mcpd_sessions_expired_total` | – | sessions ended by idle expiry |
 //! | `mcpd_sessions_live` | – | sessions in the registry |
 //! | `mcpd_panics_total` | `site` | panics in this process, each a bug contained to its request or task (`http`, `request`, `stdio`, `client`, `gateway`, `other`) |
+//! | `mcpd_connections_open` | – | open HTTP connections |
+//! | `mcpd_body_timeouts_total` | `reason` | requests answered 408: `timeout` (no body within the body timeout), `slow_bodies` (too many others waiting for theirs) |
+//! | `mcpd_sse_streams_cut_total` | – | SSE streams cut off because their reader did not keep up |
+//! | `mcpd_notifications_dropped_total` | – | notifications dropped because their reader did not keep up |
+//! | `mcpd_requests_over_limit_total` | – | requests refused: their session or stdio connection had too many running |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -32,7 +37,7 @@ use prometheus_client::registry::Registry;
 
 use mcpd::server::{Execution, Method, ToolOutcome};
 
-use crate::counts::{ActorCounts, ActorKind};
+use crate::counts::{ActorCounts, ActorKind, EdgeCounters};
 use crate::session::EndReason;
 
 /// How a request ended.
@@ -135,6 +140,7 @@ pub struct Metrics {
     sessions_opened: Counter,
     sessions_closed: Family<[(&'static str, &'static str); 1], Counter>,
     sessions_expired: Counter,
+    edge: Arc<EdgeCounters>,
     extra: ExtraGauges,
     /// Each `requests` counter, taken from the family on its first use and kept: recording a
     /// request is then an index and an atomic add, not a hash of the label set under the
@@ -193,6 +199,48 @@ impl Collector for PanicCollector {
     }
 }
 
+#[derive(Debug)]
+struct EdgeCollector(Arc<EdgeCounters>);
+
+impl Collector for EdgeCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let edge = &*self.0;
+        let open =
+            encoder.encode_descriptor("mcpd_connections_open", "Open HTTP connections", None, MetricType::Gauge)?;
+        ConstGauge::new(edge.connections.load(Relaxed)).encode(open)?;
+        {
+            let mut family = encoder.encode_descriptor(
+                "mcpd_body_timeouts",
+                "Requests answered 408 because their body did not arrive in time",
+                None,
+                MetricType::Counter,
+            )?;
+            for (reason, counter) in [("timeout", &edge.body_timeouts), ("slow_bodies", &edge.slow_bodies_refused)] {
+                ConstCounter::new(counter.load(Relaxed)).encode(family.encode_family(&[("reason", reason)])?)?;
+            }
+        }
+        let counters = [
+            ("mcpd_sse_streams_cut", "SSE streams cut off because their reader did not keep up", &edge.streams_cut),
+            (
+                "mcpd_notifications_dropped",
+                "Notifications dropped because their reader did not keep up",
+                &edge.notifications_dropped,
+            ),
+            (
+                "mcpd_requests_over_limit",
+                "Requests refused because their session or stdio connection had too many running",
+                &edge.requests_over_limit,
+            ),
+        ];
+        for (name, help, counter) in counters {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(counter.load(Relaxed)).encode(metric)?;
+        }
+        Ok(())
+    }
+}
+
 struct SessionGauge(Arc<dyn Fn() -> usize + Send + Sync>);
 
 impl std::fmt::Debug for SessionGauge {
@@ -231,6 +279,8 @@ impl Metrics {
         registry.register_collector(Box::new(ActorCollector { counts }));
         registry.register_collector(Box::new(SessionGauge(live_sessions)));
         registry.register_collector(Box::new(PanicCollector));
+        let edge = Arc::new(EdgeCounters::default());
+        registry.register_collector(Box::new(EdgeCollector(edge.clone())));
         let extra = Arc::new(RwLock::new(None));
         registry.register_collector(Box::new(ExtraGauges(extra.clone())));
         let extra = ExtraGauges(extra);
@@ -242,6 +292,7 @@ impl Metrics {
             sessions_opened,
             sessions_closed,
             sessions_expired,
+            edge,
             extra,
             request_counters: Box::default(),
             tool_counters: RwLock::default(),
@@ -251,6 +302,11 @@ impl Metrics {
     /// Metrics with no session registry (stdio, tests).
     pub fn standalone(counts: Arc<ActorCounts>) -> Self {
         Metrics::new(counts, Arc::new(|| 0))
+    }
+
+    /// The edge's counters (connections, refusals, cut-offs, drops).
+    pub(crate) fn edge(&self) -> &Arc<EdgeCounters> {
+        &self.edge
     }
 
     /// Adds gauges read at every scrape (tool sets, remote servers' health).

@@ -2,6 +2,11 @@
 //! written to stdout; logs go to stderr. Requests run concurrently through the connection's
 //! `ToolExecutor`; `notifications/cancelled` cancels one. At end of input the in-flight
 //! requests are finished and answered, then the transport returns.
+//!
+//! Bounded: lines are capped at `max_body_bytes`; at most `max_in_flight` requests run at once
+//! (more are answered with an error at once, so a cancellation is still read); stdout is an
+//! [`Outbox`] of `max_queued_messages` — answers wait for room, and while one waits no more input
+//! is read; notifications the client does not read are dropped and counted ([`crate::queue`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,22 +19,22 @@ use mcpd::version::{Era, ProtocolVersion};
 use mcpd::{McpServer, ProtocolError};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::task::JoinSet;
 
 use crate::config::Limits;
-use crate::counts::ActorCounts;
+use crate::counts::{ActorCounts, EdgeCounters};
+use crate::queue::{Label, Outbox};
 use crate::tool_executor::{route_notification, run, StopExecutor, ToolExecutor};
 
 /// Writes notifications for tools to stdout, through the single writer.
 struct StdioPeer {
-    out: UnboundedSender<Vec<u8>>,
+    out: Arc<Outbox>,
 }
 
 impl Peer for StdioPeer {
     fn notify(&self, method: &str, params: Value) {
-        // A closed channel means the transport is shutting down; nothing is left to tell.
-        let _ = self.out.send(jsonrpc::outgoing_message(None, method, Some(&params)));
+        // Dropped (and counted) when the client does not read stdout; ignored when it is closed.
+        self.out.notify(jsonrpc::outgoing_message(None, method, Some(&params)));
     }
 }
 
@@ -56,13 +61,19 @@ impl Connection {
     }
 }
 
-enum Line {
+/// What [`read_line`] read.
+pub(crate) enum Line {
+    /// The input ended.
     Eof,
+    /// A line is in the buffer (without its newline).
     Complete,
+    /// A line longer than the limit was skipped (nothing of it is kept).
     TooLong,
 }
 
-async fn read_line<R: AsyncRead + Unpin>(
+/// Reads one newline-terminated line into `buf`, keeping at most `limit` bytes of it: a longer
+/// line is consumed and reported, never buffered whole.
+pub(crate) async fn read_line<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
     buf: &mut Vec<u8>,
     limit: usize,
@@ -101,13 +112,13 @@ async fn read_line<R: AsyncRead + Unpin>(
 /// Tells the stdio client about the catalog changes it wants to hear of: list changes, and
 /// updates of subscribed resources.
 fn catalog_notifier(
-    out: UnboundedSender<Vec<u8>>,
+    out: Arc<Outbox>,
     interest: Arc<Mutex<Interest>>,
 ) -> impl Fn(&CatalogEvent) + Send + Sync + 'static {
     move |event| {
         let announcement = interest.lock().unwrap_or_else(PoisonError::into_inner).announcement(event);
         if let Some((method, params)) = announcement {
-            let _ = out.send(jsonrpc::outgoing_message(None, method, params.map(Value::Object).as_ref()));
+            out.notify(jsonrpc::outgoing_message(None, method, params.map(Value::Object).as_ref()));
         }
     }
 }
@@ -136,7 +147,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + 'static,
 {
-    let (out, mut out_rx) = unbounded_channel::<Vec<u8>>();
+    let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
+    let (out, mut out_rx) = Outbox::new(limits.max_queued_messages, Label::Stdout, metrics.edge().clone());
+    let out = Arc::new(out);
     let writer = actix_rt::spawn(async move {
         while let Some(mut line) = out_rx.recv().await {
             line.push(b'\n');
@@ -150,7 +163,7 @@ where
         }
         let _ = output.flush().await;
     });
-    let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
+    let edge = metrics.edge().clone();
     let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
     let interest = Arc::new(Mutex::new(Interest::every_list()));
     let mut connection = Connection {
@@ -174,18 +187,20 @@ where
                     ErrorCode::INVALID_REQUEST,
                     format!("Message too large: the limit is {} bytes", limits.max_body_bytes),
                 );
-                let _ = out.send(error_line(None, &error));
+                let _ = out.send(error_line(None, &error)).await;
             }
             Ok(Line::Complete) => {
                 let line = buf.strip_suffix(b"\r").unwrap_or(&buf);
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
+                let stdio = Stdio { server: &server, executor: &executor, out: &out, edge: &edge, limits: &limits };
                 let handled = crate::panics::catch(crate::panics::Site::Stdio, || {
-                    handle_line(line, &server, &executor, &mut connection, &out, &mut tasks);
+                    handle_line(line, &stdio, &mut connection, &mut tasks)
                 });
-                if handled.is_err() {
-                    let _ = out.send(error_line(None, &internal_error()));
+                let refusal = handled.unwrap_or_else(|_| Some(error_line(None, &internal_error())));
+                if let Some(refusal) = refusal {
+                    let _ = out.send(refusal).await;
                 }
             }
         }
@@ -200,34 +215,53 @@ where
     result
 }
 
+/// What handling a line needs of the transport.
+struct Stdio<'a> {
+    server: &'a Arc<McpServer>,
+    executor: &'a Addr<ToolExecutor>,
+    out: &'a Arc<Outbox>,
+    edge: &'a EdgeCounters,
+    limits: &'a Limits,
+}
+
+/// Handles one line: answers run as tasks; a line answered at once (a parse error, a refused
+/// batch, a request over the in-flight cap) is handed back for the caller to write.
 fn handle_line(
     line: &[u8],
-    server: &Arc<McpServer>,
-    executor: &Addr<ToolExecutor>,
+    stdio: &Stdio<'_>,
     connection: &mut Connection,
-    out: &UnboundedSender<Vec<u8>>,
     tasks: &mut JoinSet<()>,
-) {
+) -> Option<Vec<u8>> {
+    let (server, executor, out) = (stdio.server, stdio.executor, stdio.out);
     match jsonrpc::parse(line) {
-        Err(rejection) => {
-            let _ = out.send(error_line(rejection.id.as_ref(), &rejection.error));
-        }
+        Err(rejection) => Some(error_line(rejection.id.as_ref(), &rejection.error)),
         Ok(Incoming::Single(message)) => {
+            if let Message::Request(request) = &message {
+                if tasks.len() >= stdio.limits.max_in_flight {
+                    EdgeCounters::bump(&stdio.edge.requests_over_limit);
+                    let max = stdio.limits.max_in_flight;
+                    let error = ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("Too many requests in flight: at most {max} run at once; retry when one has finished"),
+                    );
+                    return Some(error_line(Some(&request.id), &error));
+                }
+            }
             if let Some(answer) = handle_message(message, server, executor, connection) {
                 let out = out.clone();
                 tasks.spawn_local(async move {
                     if let Some(bytes) = answer.await {
-                        let _ = out.send(bytes);
+                        let _ = out.send(bytes).await;
                     }
                 });
             }
+            None
         }
         Ok(Incoming::Batch(items)) => {
             let version = connection.version.unwrap_or(ProtocolVersion::HTTP_DEFAULT);
             if !version.allows_batch() {
                 let error = ProtocolError::BatchNotAllowed(version.as_str()).to_error_object(Era::Stateful);
-                let _ = out.send(error_line(None, &error));
-                return;
+                return Some(error_line(None, &error));
             }
             let answers: Vec<_> = items
                 .into_iter()
@@ -243,9 +277,10 @@ fn handle_line(
             tasks.spawn_local(async move {
                 let parts: Vec<Vec<u8>> = futures_util::future::join_all(answers).await.into_iter().flatten().collect();
                 if let Some(body) = encode_batch(&parts) {
-                    let _ = out.send(body);
+                    let _ = out.send(body).await;
                 }
             });
+            None
         }
     }
 }

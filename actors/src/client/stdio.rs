@@ -1,7 +1,11 @@
 //! The stdio transport of the client: a child process speaking newline-delimited JSON-RPC on
 //! its stdin/stdout. Its stderr goes to our log; when it exits, pending requests fail and the
-//! next call starts it again. Lines are read with a bound (a message over the link's limit, or a
-//! stderr line over [`MAX_STDERR_LINE`], is dropped as it arrives, never held whole).
+//! next call starts it again.
+//!
+//! Bounded both ways: what we write waits in a queue of [`WRITE_QUEUE`] messages (a child that
+//! does not read its stdin makes sends fail with a clear error, not memory grow), and what it
+//! writes is read line by line up to the response limit (a longer line, or stderr line, is
+//! skipped without being held whole).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -11,21 +15,26 @@ use std::rc::Rc;
 use mcpd::client::config::StdioCommand;
 use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::io::{AsyncWriteExt as _, BufReader};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::{channel, Sender};
 use tokio::sync::oneshot;
 
 use super::error::ClientError;
 use crate::panics::{self, Site};
+use crate::stdio::{read_line, Line};
 
-/// The longest line of a child's stderr that is logged (longer ones are noted, not shown).
-const MAX_STDERR_LINE: usize = 16 * 1024;
+/// Messages waiting to be written to the child's stdin; a child that reads none of them makes
+/// the next send fail.
+pub(crate) const WRITE_QUEUE: usize = 64;
+/// The longest stderr line of a child that is logged (longer ones are skipped).
+const MAX_STDERR_LINE: usize = 64 * 1024;
 
 type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
 
 /// A running child and the tasks that talk to it.
 pub(crate) struct StdioChannel {
-    out: UnboundedSender<Vec<u8>>,
+    out: Sender<Vec<u8>>,
     pending: Pending,
     alive: Rc<Cell<bool>>,
     tasks: Vec<actix_rt::task::JoinHandle<()>>,
@@ -60,7 +69,7 @@ impl StdioChannel {
         else {
             return Err(ClientError::Transport("the child's pipes are missing".into()));
         };
-        let (out, mut out_rx) = unbounded_channel::<Vec<u8>>();
+        let (out, mut out_rx) = channel::<Vec<u8>>(WRITE_QUEUE);
         let pending: Pending = Rc::new(RefCell::new(HashMap::new()));
         let alive = Rc::new(Cell::new(true));
         let writer = panics::spawn(Site::Client, async move {
@@ -75,11 +84,11 @@ impl StdioChannel {
         let errors = panics::spawn(Site::Client, async move {
             let mut stderr = BufReader::new(stderr);
             let mut line = Vec::new();
-            while let Ok(Some(fits)) = read_bounded_line(&mut stderr, &mut line, MAX_STDERR_LINE).await {
-                if fits {
-                    log::info!("[{log_name}] {}", String::from_utf8_lossy(&line).trim_end());
-                } else {
-                    log::info!("[{log_name}] (a line over {MAX_STDERR_LINE} bytes, not shown)");
+            loop {
+                match read_line(&mut stderr, &mut line, MAX_STDERR_LINE).await {
+                    Ok(Line::Complete) => log::info!("[{log_name}] {}", String::from_utf8_lossy(&line).trim_end()),
+                    Ok(Line::TooLong) => log::info!("[{log_name}] (a line over {MAX_STDERR_LINE} bytes, skipped)"),
+                    Ok(Line::Eof) | Err(_) => break,
                 }
             }
         });
@@ -88,13 +97,13 @@ impl StdioChannel {
             let mut stdout = BufReader::new(stdout);
             let mut line = Vec::new();
             loop {
-                match read_bounded_line(&mut stdout, &mut line, max_line).await {
-                    Ok(None) | Err(_) => break,
-                    Ok(Some(false)) => {
+                match read_line(&mut stdout, &mut line, max_line).await {
+                    Ok(Line::Eof) | Err(_) => break,
+                    Ok(Line::TooLong) => {
                         log::warn!("{reader_name}: dropping a message over {max_line} bytes");
                         continue;
                     }
-                    Ok(Some(true)) => {}
+                    Ok(Line::Complete) => {}
                 }
                 let Ok(message) = serde_json::from_slice::<Value>(&line) else {
                     log::debug!("{reader_name}: not JSON on stdout: {}", String::from_utf8_lossy(&line).trim());
@@ -128,12 +137,18 @@ impl StdioChannel {
         self.alive.get()
     }
 
-    /// Sends a message that gets no answer (a notification, or our answer to its request).
+    /// Sends a message that gets no answer (a notification, or our answer to its request);
+    /// fails when [`WRITE_QUEUE`] messages already wait for the child to read them.
     pub(crate) fn send(&self, message: Vec<u8>) -> Result<(), ClientError> {
         if !self.alive() {
             return Err(ClientError::Transport("the server process has exited".into()));
         }
-        self.out.send(message).map_err(|_| ClientError::Transport("the server process's stdin is closed".into()))
+        self.out.try_send(message).map_err(|e| match e {
+            TrySendError::Full(_) => ClientError::Transport(format!(
+                "the server process is not reading its input ({WRITE_QUEUE} messages are waiting)"
+            )),
+            TrySendError::Closed(_) => ClientError::Transport("the server process's stdin is closed".into()),
+        })
     }
 
     /// Sends a request and waits for its answer (the caller applies the time limit).
@@ -155,41 +170,6 @@ impl StdioChannel {
         }
         for (_, waiter) in self.pending.borrow_mut().drain() {
             let _ = waiter.send(Err(ClientError::Closed));
-        }
-    }
-}
-
-/// Reads one line into `line` (cleared first, newline included), holding at most `max` bytes
-/// of it: `None` at the end of the stream, `Some(true)` for a line that fit, `Some(false)` for
-/// one that did not — its bytes are dropped as they come, so a line without end costs no memory.
-async fn read_bounded_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Option<bool>> {
-    line.clear();
-    let (mut fits, mut read_any) = (true, false);
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(read_any.then_some(fits && !line.is_empty()));
-        }
-        read_any = true;
-        let end = available.iter().position(|b| *b == b'\n');
-        let chunk = match end {
-            Some(end) => available.get(..=end).unwrap_or(available),
-            None => available,
-        };
-        let used = chunk.len();
-        if fits && line.len() + used <= max + 1 {
-            line.extend_from_slice(chunk);
-        } else {
-            fits = false;
-            line.clear();
-        }
-        reader.consume(used);
-        if end.is_some() {
-            return Ok(Some(fits));
         }
     }
 }

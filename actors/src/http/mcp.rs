@@ -2,12 +2,12 @@
 //! message is — for a session, starting one, stateless, handshake era — is the core's decision
 //! ([`route_post`]); this module reads the HTTP request and hands the message on.
 //!
-//! The stateless path is: read the body once, parse it once, validate in the core, execute,
-//! serialize once. No actor, task or channel is created per request.
+//! The stateless path is: read the body once (under the size limit and the body timeout,
+//! [`super::body`]), parse it once, validate in the core, execute, serialize once. No actor,
+//! task or channel is created per request.
 
 use actix_web::http::header::{self, HeaderMap, HeaderName};
 use actix_web::{web, HttpRequest, HttpResponse};
-use futures_util::StreamExt as _;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
     encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, Reply,
@@ -62,7 +62,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             "Not acceptable: Accept must list both application/json and text/event-stream".into(),
         );
     }
-    let body = match read_body(&req, payload, state.limits.max_body_bytes).await {
+    let body = match super::body::read(&req, payload, &state).await {
         Ok(body) => body,
         Err(response) => return response,
     };
@@ -98,27 +98,6 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         Posted::Accepted => HttpResponse::Accepted().finish(),
         Posted::Batch(items) => batch(items, &headers.routing, &state).await,
     }
-}
-
-/// Reads the body up to `limit` bytes; a larger one is answered 413 with a JSON-RPC error.
-async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
-    let too_large =
-        || plain_error(413, ErrorCode::INVALID_REQUEST, format!("Request body too large: the limit is {limit} bytes"));
-    let declared =
-        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let mut body = web::BytesMut::with_capacity(declared.unwrap_or(1024).min(limit));
-    while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| plain_error(400, ErrorCode::INVALID_REQUEST, format!("Invalid request body: {e}")))?;
-        if body.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 async fn answer_legacy(

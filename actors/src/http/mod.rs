@@ -12,13 +12,22 @@
 //! Other methods on a route are 405 with `Allow`. Every route, the 404 and the 405 included, is
 //! behind one guard middleware ([`guard`]): a bad `Host` (loopback binds) or `Origin` is 403, a
 //! missing or wrong key is 401.
+//!
+//! Slow and stalled clients are bounded here too: open connections are capped and counted
+//! ([`connections`]), request bodies have a deadline and stalled ones a cap of their own
+//! ([`body`]), and every SSE response is a bounded queue ([`crate::queue`]).
 
+mod body;
+pub(crate) mod connections;
+mod deadline;
 mod guard;
 mod mcp;
 mod reply;
 mod session;
 mod stateless;
 pub(crate) mod stream;
+
+pub(crate) use body::SlowBodies;
 
 use std::sync::Arc;
 
@@ -31,7 +40,7 @@ use mcpd::jsonrpc::ErrorCode;
 use mcpd::server::SessionSupport;
 use mcpd::McpServer;
 
-use crate::config::{Limits, SessionConfig, TransportMode};
+use crate::config::{ConnectionLimits, Limits, SessionConfig, TransportMode};
 use crate::counts::ActorCounts;
 use crate::metrics::Metrics;
 use crate::session::SessionRegistry;
@@ -49,6 +58,10 @@ pub(crate) struct AppState {
     pub check_host: bool,
     /// Limits.
     pub limits: Limits,
+    /// Connection limits (the body timeout is applied per request).
+    pub connections: ConnectionLimits,
+    /// Requests waiting for their body past the grace, across all workers.
+    pub slow_bodies: body::SlowBodies,
     /// Transport mode.
     pub mode: TransportMode,
     /// The listener's status, for `GET /status`.

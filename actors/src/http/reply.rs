@@ -56,3 +56,12 @@ pub(crate) fn missing_session_id() -> HttpResponse {
 pub(crate) fn rejection_response(rejection: &Rejection) -> HttpResponse {
     json_bytes(400, Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec())
 }
+
+/// 429 for a request beyond its session's (or stream's) cap on running requests.
+pub(crate) fn too_many_in_flight(id: &RequestId, max: usize) -> HttpResponse {
+    let object = ErrorObject::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!("Too many requests in flight: this session runs at most {max} at once; retry when one has finished"),
+    );
+    json_bytes(429, Outgoing::Error { id: Some(id), error: &object }.to_vec())
+}

@@ -8,6 +8,9 @@
 //! - `GET /mcp` opens the standalone stream, or resumes any stream after `Last-Event-ID`.
 //! - `DELETE /mcp` ends the session.
 //! - `GET /sse` + `POST /messages?sessionId=…` is the 2024-11-05 transport.
+//!
+//! A session runs at most `max_in_flight` requests at once (more are answered 429), and every
+//! stream it feeds is bounded ([`crate::queue`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,15 +22,17 @@ use mcpd::server::{encode_answer, set_level_param, Method, Reply, Scope, Subscri
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::json;
-use tokio::sync::mpsc::unbounded_channel;
 use tokio::sync::oneshot;
 
 use super::reply::{
     error_response, missing_session_id, plain_error, rejection_response, result_response, session_not_found,
+    too_many_in_flight,
 };
-use super::stream::{respond, sse, Exchange, SessionSink};
+use super::stream::{outbox, respond, sse, Exchange, SessionSink};
 use super::AppState;
+use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
+use crate::queue::{self, Label, QueueLimits};
 use crate::session::{
     ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
     SessionHandle, SessionId, SessionShared, Stop,
@@ -76,7 +81,7 @@ fn spawn_session(
         return Err(SpawnError::Full(state.sessions.max()));
     }
     let id = SessionId::random().map_err(|e| SpawnError::NoRandomness(e.to_string()))?;
-    let shared = Arc::new(SessionShared::new(id, negotiated));
+    let shared = Arc::new(SessionShared::new(id, negotiated, state.limits.max_in_flight));
     let executor =
         ToolExecutor::new(state.server.clone(), state.limits.tool_timeout, state.counts.clone(), state.metrics.clone())
             .start();
@@ -194,14 +199,37 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
             Err(error) => error_response(Some(&request.id), &error, Era::Stateful),
         };
     }
+    let Some(in_flight) = handle.shared.admit() else {
+        return refuse_over_limit(&request, method, &handle, state);
+    };
     let busy = handle.shared.busy();
-    let (out, messages) = unbounded_channel::<Vec<u8>>();
+    let queue = QueueLimits::from(&state.limits);
+    let edge = state.metrics.edge().clone();
+    let id = request.id.clone();
+    let what = Label::Request { session: Some(handle.shared.id().as_arc()), id: id.clone() };
+    let (out, messages) = outbox(queue, what, &edge);
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let id = request.id.clone();
-    let execution = Box::pin(run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state)));
-    let exchange = Exchange { id, era: Era::Stateful, execution, messages, close: Some(close) };
-    respond(exchange, move || SessionSink::open(handle.session, busy)).await
+    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
+    let execution = Box::pin(async move {
+        let _in_flight = in_flight;
+        running.await
+    });
+    let exchange = Exchange { id: id.clone(), era: Era::Stateful, execution, messages, close: Some(close) };
+    let opened = move || {
+        let what = format!("session {}: SSE answer to request {id}", handle.shared.id());
+        SessionSink::open(handle.session, busy, queue, what, edge)
+    };
+    respond(exchange, opened).await
+}
+
+/// Answers a request beyond its session's cap on running requests (429), counted and logged.
+fn refuse_over_limit(request: &Request, method: Method, handle: &SessionHandle, state: &AppState) -> HttpResponse {
+    EdgeCounters::bump(&state.metrics.edge().requests_over_limit);
+    state.metrics.request(method, Outcome::Rejected, std::time::Duration::ZERO);
+    let max = handle.shared.max_in_flight();
+    log::debug!("session {}: refused request {}: {max} requests already running", handle.shared.id(), request.id);
+    too_many_in_flight(&request.id, max)
 }
 
 /// Why a request names no live session.
@@ -239,7 +267,8 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     };
     handle.shared.touch();
     let last_event_id = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let (tx, rx) = unbounded_channel();
+    let what = format!("session {}: GET stream", handle.shared.id());
+    let (tx, rx) = queue::events(QueueLimits::from(&state.limits), what, state.metrics.edge().clone());
     match handle.session.send(Resume { last_event_id, sender: tx }).await {
         Ok(Ok(())) => sse::response(rx, handle.shared.busy()),
         Ok(Err(error @ ResumeError::Conflict)) => plain_error(409, ErrorCode::INVALID_REQUEST, error.to_string()),
@@ -268,8 +297,9 @@ pub(super) async fn legacy_sse(state: web::Data<AppState>) -> HttpResponse {
         Ok(handle) => handle,
         Err(error) => return error.response(),
     };
-    let (tx, rx) = unbounded_channel();
-    let _ = tx.send(sse::endpoint(&format!("/messages?sessionId={}", handle.shared.id())));
+    let what = format!("session {}: 2024-11-05 stream", handle.shared.id());
+    let (tx, rx) = queue::events(QueueLimits::from(&state.limits), what, state.metrics.edge().clone());
+    tx.push(sse::endpoint(&format!("/messages?sessionId={}", handle.shared.id())));
     match handle.session.send(Resume { last_event_id: None, sender: tx }).await {
         Ok(Ok(())) => sse::response(rx, (handle.shared.busy(), EndWithStream(handle.session.clone()))),
         _ => session_not_found(),
@@ -284,22 +314,33 @@ pub(super) struct MessagesQuery {
 }
 
 /// `POST /messages?sessionId=…` (2024-11-05): 202 at once; the answer goes on the SSE stream.
+/// The body is read under the same limits as `POST /mcp`'s; a request beyond the session's cap
+/// on running requests is answered 429 here.
 pub(super) async fn legacy_messages(
+    req: HttpRequest,
     query: web::Query<MessagesQuery>,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let Some(handle) = state.sessions.get(&query.session_id) else { return session_not_found() };
     handle.shared.touch();
+    let body = match super::body::read(&req, payload, &state).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
     let message = match jsonrpc::parse_single(&body) {
         Ok(message) => message,
         Err(rejection) => return rejection_response(&rejection),
     };
     let Some(request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
+    let Some(in_flight) = handle.shared.admit() else {
+        return refuse_over_limit(&request, Method::parse(&request.method), &handle, &state);
+    };
     let state = state.into_inner();
     let busy = handle.shared.busy();
     crate::panics::spawn(crate::panics::Site::Http, async move {
         let _busy = busy;
+        let _in_flight = in_flight;
         let id = request.id.clone();
         let method = Method::parse(&request.method);
         let answer = if method == Method::Initialize {

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::HttpResponse;
-use bytes::Bytes;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, Request};
@@ -19,22 +18,24 @@ use mcpd::model::meta_keys;
 use mcpd::server::{HttpHeaders, Interest, Method, Scope};
 use mcpd::version::Era;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
 use super::reply::{error_response, result_response};
-use super::stream::{respond, sse, BodySink, Exchange};
+use super::stream::{outbox, respond, sse, BodySink, Exchange};
 use super::AppState;
+use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
+use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
 use crate::tool_executor::execute;
 
-/// Notifications of one stateless request, written to its own response stream.
+/// Notifications of one stateless request, written to its own response stream (bounded: ones
+/// the client does not keep up with are dropped and counted, see [`crate::queue`]).
 struct StatelessPeer {
-    out: UnboundedSender<Vec<u8>>,
+    out: Outbox,
 }
 
 impl Peer for StatelessPeer {
     fn notify(&self, method: &str, params: Value) {
-        let _ = self.out.send(jsonrpc::outgoing_message(None, method, Some(&params)));
+        self.out.notify(jsonrpc::outgoing_message(None, method, Some(&params)));
     }
     // Servers send no requests on this wire (input comes through MRTR): the default refuses.
 }
@@ -50,7 +51,8 @@ pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &A
     };
     if valid.method == Method::Listen {
         state.metrics.request(Method::Listen, Outcome::Ok, Duration::ZERO);
-        return listen(request, state.server.live_catalog().clone());
+        let queue = QueueLimits::from(&state.limits);
+        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge());
     }
     let id = request.id.clone();
     let may_stream = valid.may_stream();
@@ -63,12 +65,15 @@ pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &A
             Err(error) => error_response(Some(&id), &error, Era::Stateless),
         };
     }
-    let (out, messages) = unbounded_channel::<Vec<u8>>();
+    let queue = QueueLimits::from(&state.limits);
+    let edge = state.metrics.edge().clone();
+    let (out, messages) = outbox(queue, Label::Request { session: None, id: id.clone() }, &edge);
     let scope = Scope { peer: Some(Arc::new(StatelessPeer { out })), ..scope };
     let (server, metrics, limit) = (state.server.clone(), state.metrics.clone(), state.limits.tool_timeout);
     let execution = Box::pin(async move { Some(execute(&server, &metrics, request, scope, limit).await) });
+    let what = format!("SSE answer to stateless request {id}");
     let exchange = Exchange { id, era: Era::Stateless, execution, messages, close: None };
-    respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open()))).await
+    respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open(queue, what, edge)))).await
 }
 
 /// Removes a listen stream's catalog listener when its response is dropped.
@@ -84,10 +89,12 @@ impl Drop for ListenGuard {
 }
 
 /// `subscriptions/listen`: acknowledge first (with the honoured filter), then forward matching
-/// catalog events, every one tagged with the subscription id (the listen request's id).
-fn listen(request: Request, catalog: Arc<LiveCatalog>) -> HttpResponse {
+/// catalog events, every one tagged with the subscription id (the listen request's id). A
+/// listener that does not read its events is cut off ([`crate::queue`]).
+fn listen(request: Request, catalog: Arc<LiveCatalog>, queue: QueueLimits, edge: &Arc<EdgeCounters>) -> HttpResponse {
     let interest = Interest::listen(request.params.as_ref());
     let subscription = request.id.to_string();
+    let what = format!("subscriptions/listen stream {subscription}");
     let tag = move |params: Option<Map<String, Value>>| {
         let mut params = params.unwrap_or_default();
         params.insert("_meta".into(), json!({ meta_keys::SUBSCRIPTION_ID: subscription }));
@@ -95,14 +102,14 @@ fn listen(request: Request, catalog: Arc<LiveCatalog>) -> HttpResponse {
     };
     let event =
         |method: &str, params: &Value| sse::message(None, &jsonrpc::outgoing_message(None, method, Some(params)));
-    let (tx, rx) = unbounded_channel::<Bytes>();
+    let (tx, rx): (EventSender, _) = queue::events(queue, what, edge.clone());
     let mut ack = Map::new();
     ack.insert("notifications".into(), interest.honoured());
-    let _ = tx.send(event("notifications/subscriptions/acknowledged", &tag(Some(ack))));
+    tx.push(event("notifications/subscriptions/acknowledged", &tag(Some(ack))));
     let sender = tx.clone();
     let listener = catalog.listen(move |change| {
         if let Some((method, params)) = interest.announcement(change) {
-            let _ = sender.send(event(method, &tag(params)));
+            sender.push(event(method, &tag(params)));
         }
     });
     actix_rt::spawn(async move {
@@ -110,7 +117,7 @@ fn listen(request: Request, catalog: Arc<LiveCatalog>) -> HttpResponse {
         loop {
             tokio::select! {
                 () = actix_rt::time::sleep(sse::KEEP_ALIVE_INTERVAL) => {
-                    if tx.send(sse::keep_alive()).is_err() { break; }
+                    if !tx.push(sse::keep_alive()) { break; }
                 }
                 () = tx.closed() => break,
             }

@@ -22,14 +22,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
-use bytes::Bytes;
 use mcpd::catalog::CatalogEvent;
 use mcpd::server::{Interest, Subscription};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
+use crate::queue::EventSender;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
 use stream::{Stream, STANDALONE};
 
@@ -156,8 +155,8 @@ impl Actor for Session {
 #[derive(Debug, Message)]
 #[rtype(result = "u64")]
 pub(crate) struct OpenStream {
-    /// The HTTP response body's sender.
-    pub sender: UnboundedSender<Bytes>,
+    /// The HTTP response body's sender (bounded: a reader that falls behind is detached).
+    pub sender: EventSender,
 }
 
 impl Handler<OpenStream> for Session {
@@ -227,8 +226,8 @@ pub(crate) enum ResumeError {
 pub(crate) struct Resume {
     /// The `Last-Event-ID` header.
     pub last_event_id: Option<String>,
-    /// The HTTP response body's sender.
-    pub sender: UnboundedSender<Bytes>,
+    /// The HTTP response body's sender (bounded: a reader that falls behind is detached).
+    pub sender: EventSender,
 }
 
 impl Handler<Resume> for Session {

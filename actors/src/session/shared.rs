@@ -1,6 +1,7 @@
 //! The part of a session that request handlers read and write without a mailbox hop: the
-//! negotiated version, client capabilities, log level, activity clock, and the server-to-client
-//! requests awaiting the client's answer.
+//! negotiated version, client capabilities, log level, activity clock, the requests running
+//! (at most `max_in_flight`, [`SessionShared::admit`]), and the server-to-client requests
+//! awaiting the client's answer (at most as many).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,9 +14,9 @@ use mcpd::context::{LogLevel, Peer};
 use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
 use mcpd::version::ProtocolVersion;
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
+use crate::queue::{Outbox, Refused};
 use crate::status::now_millis;
 
 /// A session id: 128 random bits as hex (visible ASCII, unguessable).
@@ -69,6 +70,9 @@ pub(crate) struct SessionShared {
     log_level: Mutex<Option<LogLevel>>,
     last_active: AtomicU64,
     busy: AtomicUsize,
+    /// Requests running now, and the most that may.
+    in_flight: AtomicUsize,
+    max_in_flight: usize,
     next_request: AtomicI64,
     pending: Mutex<Pending>,
 }
@@ -85,13 +89,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl SessionShared {
     /// New state for a session; `negotiated` is `None` until `initialize` (legacy HTTP+SSE).
-    pub(crate) fn new(id: SessionId, negotiated: Option<Negotiated>) -> Self {
+    /// At most `max_in_flight` requests run at once, and as many requests to the client wait.
+    pub(crate) fn new(id: SessionId, negotiated: Option<Negotiated>, max_in_flight: usize) -> Self {
         SessionShared {
             id,
             negotiated: Mutex::new(negotiated),
             log_level: Mutex::new(None),
             last_active: AtomicU64::new(now_millis()),
             busy: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: max_in_flight.max(1),
             next_request: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
         }
@@ -142,12 +149,32 @@ impl SessionShared {
         BusyGuard(self.clone())
     }
 
-    /// Registers a server-to-client request and returns its id and the receiver of its answer.
-    pub(crate) fn register_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
+    /// The most requests that may run at once.
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// Admits one more running request, unless `max_in_flight` already run; it counts until
+    /// the guard drops.
+    pub(crate) fn admit(self: &Arc<Self>) -> Option<InFlight> {
+        if self.in_flight.fetch_add(1, Ordering::Relaxed) >= self.max_in_flight {
+            self.in_flight.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(InFlight(self.clone()))
+    }
+
+    /// Registers a server-to-client request and returns its id and the receiver of its answer;
+    /// `None` when `max_in_flight` requests already await the client's answer.
+    pub(crate) fn register_request(&self) -> Option<(RequestId, oneshot::Receiver<Result<Value, ErrorObject>>)> {
+        let mut pending = lock(&self.pending);
+        if pending.len() >= self.max_in_flight {
+            return None;
+        }
         let id = RequestId::Number(self.next_request.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
-        (id, rx)
+        pending.insert(id.clone(), tx);
+        Some((id, rx))
     }
 
     /// Delivers the client's answer; false when no such request is pending.
@@ -171,6 +198,16 @@ impl SessionShared {
     }
 }
 
+/// One running request of a session, counted against its `max_in_flight` until dropped.
+#[derive(Debug)]
+pub(crate) struct InFlight(Arc<SessionShared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Keeps a session from expiring while a request runs or a stream is open.
 #[derive(Debug)]
 pub(crate) struct BusyGuard(Arc<SessionShared>);
@@ -188,8 +225,8 @@ pub(crate) enum PeerSink {
     /// The request's own stream (its POST response), plus a trigger that closes that stream's
     /// connection early (SSE polling: the client resumes with `GET` + `Last-Event-ID`).
     Request {
-        /// Messages for the stream.
-        out: UnboundedSender<Vec<u8>>,
+        /// Messages for the stream (bounded: see [`crate::queue`]).
+        out: Outbox,
         /// Fired once to detach the connection.
         close: Mutex<Option<oneshot::Sender<()>>>,
     },
@@ -198,9 +235,22 @@ pub(crate) enum PeerSink {
 }
 
 impl PeerSink {
-    fn send(&self, message: Vec<u8>) -> Result<(), ()> {
+    /// Sends a notification; on a request's own stream it is dropped (and counted) when the
+    /// client does not keep up.
+    fn notify(&self, message: Vec<u8>) {
         match self {
-            PeerSink::Request { out, .. } => out.send(message).map_err(|_| ()),
+            PeerSink::Request { out, .. } => out.notify(message),
+            PeerSink::Standalone(session) => session.do_send(super::Emit::standalone(message)),
+        }
+    }
+
+    /// Sends a request to the client; an error the tool can read when it cannot be queued.
+    fn request(&self, message: Vec<u8>) -> Result<(), &'static str> {
+        match self {
+            PeerSink::Request { out, .. } => out.try_send(message).map_err(|refused| match refused {
+                Refused::Full => "the client is not reading this request's stream",
+                Refused::Gone => "the request's stream is closed",
+            }),
             PeerSink::Standalone(session) => {
                 session.do_send(super::Emit::standalone(message));
                 Ok(())
@@ -232,7 +282,7 @@ impl RequestPeer {
 
 impl Peer for RequestPeer {
     fn notify(&self, method: &str, params: Value) {
-        let _ = self.out.send(jsonrpc::outgoing_message(None, method, Some(&params)));
+        self.out.notify(jsonrpc::outgoing_message(None, method, Some(&params)));
     }
 
     fn close_stream(&self) {
@@ -246,15 +296,21 @@ impl Peer for RequestPeer {
     }
 
     fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, ErrorObject>> {
-        let (id, answer) = self.shared.register_request();
-        let sent = self.out.send(jsonrpc::outgoing_message(Some(&id), method, Some(&params)));
+        let Some((id, answer)) = self.shared.register_request() else {
+            let error = format!(
+                "{method}: {} requests to the client already await its answer (the limit)",
+                self.shared.max_in_flight()
+            );
+            return Box::pin(std::future::ready(Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, error))));
+        };
+        let sent = self.out.request(jsonrpc::outgoing_message(Some(&id), method, Some(&params)));
         let shared = self.shared.clone();
         let timeout = self.request_timeout;
         let method = method.to_owned();
         Box::pin(async move {
-            if sent.is_err() {
+            if let Err(reason) = sent {
                 shared.forget(&id);
-                return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the request's stream is closed"));
+                return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, reason));
             }
             match actix_rt::time::timeout(timeout, answer).await {
                 Ok(Ok(outcome)) => outcome,

@@ -5,14 +5,18 @@
 //! `GET /mcp`); every POST that answers with SSE gets a new stream. A stream buffers the events
 //! it sent (at most [`REPLAY_CAPACITY`]) until it is finished and delivered, so a client whose
 //! connection dropped can reconnect and miss nothing.
+//!
+//! The connection attached to a stream is a bounded [`EventSender`]: a reader that does not
+//! keep up is cut off (logged, counted) and detached, and its events stay in the buffer for it
+//! to resume ([`crate::queue`] states the policy).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::http::stream::sse;
+use crate::queue::EventSender;
 
 /// How many events a stream keeps for replay.
 pub(crate) const REPLAY_CAPACITY: usize = 256;
@@ -32,7 +36,7 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 pub(crate) struct Stream {
     next_seq: u64,
     buffer: VecDeque<(u64, Bytes)>,
-    attached: Option<UnboundedSender<Bytes>>,
+    attached: Option<EventSender>,
     finished: bool,
 }
 
@@ -55,23 +59,24 @@ impl Stream {
 
     /// Attaches a connection, first sending the priming event when `prime` (the 2024-11-05
     /// transport has none: its clients would read the empty event as a message).
-    pub(crate) fn attach(&mut self, stream: u64, sender: UnboundedSender<Bytes>, prime: bool) {
+    pub(crate) fn attach(&mut self, stream: u64, sender: EventSender, prime: bool) {
         if prime {
-            let _ = sender.send(sse::priming(&format!("{stream}:{}", self.next_seq), RETRY));
+            sender.push(sse::priming(&format!("{stream}:{}", self.next_seq), RETRY));
         }
         self.attached = Some(sender);
     }
 
     /// Attaches a connection that resumes after event `after`: replays what it missed.
     /// Answers false when events it missed are no longer buffered.
-    pub(crate) fn resume(&mut self, stream: u64, after: u64, sender: UnboundedSender<Bytes>) -> bool {
+    pub(crate) fn resume(&mut self, stream: u64, after: u64, sender: EventSender) -> bool {
         let oldest = self.buffer.front().map_or(self.next_seq + 1, |(seq, _)| *seq);
         if after + 1 < oldest && after < self.next_seq {
             return false;
         }
-        let _ = sender.send(sse::priming(&format!("{stream}:{after}"), RETRY));
+        sender.push(sse::priming(&format!("{stream}:{after}"), RETRY));
         for (_, event) in self.buffer.iter().filter(|(seq, _)| *seq > after) {
-            if sender.send(event.clone()).is_err() {
+            // The events' bytes are the buffer's: replaying them costs the reader's queue no memory.
+            if !sender.push_replayed(event.clone()) {
                 return true;
             }
         }
@@ -89,7 +94,7 @@ impl Stream {
         let (seq, id) = self.next_id(stream);
         let event = sse::message(Some(&id), json);
         let delivered = match &self.attached {
-            Some(sender) => sender.send(event.clone()).is_ok(),
+            Some(sender) => sender.push(event.clone()),
             None => false,
         };
         if !delivered {
@@ -113,7 +118,7 @@ impl Stream {
     /// Sends a keep-alive comment if attached; drops a connection that is gone.
     pub(crate) fn ping(&mut self) {
         if let Some(sender) = &self.attached {
-            if sender.send(sse::keep_alive()).is_err() {
+            if !sender.push(sse::keep_alive()) {
                 self.attached = None;
             }
         }
@@ -133,11 +138,21 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::sync::mpsc::unbounded_channel;
+    use crate::counts::EdgeCounters;
+    use crate::queue::{events, EventReceiver, QueueLimits};
+    use std::sync::Arc;
 
-    fn drain(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
+    fn channel(max_messages: usize) -> (EventSender, EventReceiver) {
+        events(QueueLimits { max_messages, max_bytes: 1 << 20 }, "test".into(), Arc::new(EdgeCounters::default()))
+    }
+
+    fn roomy() -> (EventSender, EventReceiver) {
+        channel(1024)
+    }
+
+    fn drain(rx: &mut EventReceiver) -> Vec<String> {
         let mut out = Vec::new();
-        while let Ok(b) = rx.try_recv() {
+        while let Some(b) = rx.try_recv() {
             out.push(String::from_utf8(b.to_vec()).unwrap());
         }
         out
@@ -145,7 +160,7 @@ mod tests {
 
     #[test]
     fn events_are_framed_with_ids_and_primed() {
-        let (tx, mut rx) = unbounded_channel();
+        let (tx, mut rx) = roomy();
         let mut s = Stream::default();
         s.attach(3, tx, true);
         s.emit(3, br#"{"a":1}"#, false);
@@ -161,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_detached_stream_buffers_and_replays_after_the_last_seen_id() {
-        let (tx, mut rx) = unbounded_channel();
+        let (tx, mut rx) = roomy();
         let mut s = Stream::default();
         s.attach(1, tx, true);
         s.emit(1, b"1", false);
@@ -170,7 +185,7 @@ mod tests {
         s.emit(1, b"2", false);
         s.emit(1, b"3", true);
         assert!(!s.spent());
-        let (tx2, mut rx2) = unbounded_channel();
+        let (tx2, mut rx2) = roomy();
         assert!(s.resume(1, 1, tx2));
         let replayed = drain(&mut rx2);
         assert_eq!(replayed.len(), 3, "priming + events 2 and 3: {replayed:?}");
@@ -178,5 +193,23 @@ mod tests {
         assert!(replayed[2].contains("data: 3"));
         assert!(s.spent());
         let _ = drain(&mut rx);
+    }
+
+    #[test]
+    fn a_reader_that_falls_behind_is_detached_and_can_resume_everything() {
+        let (tx, mut rx) = channel(4);
+        let mut s = Stream::default();
+        s.attach(0, tx, true);
+        for n in 0..10 {
+            s.emit(0, format!("{n}").as_bytes(), false);
+        }
+        assert!(!s.attached(), "cut off after 4 undelivered events");
+        let delivered = drain(&mut rx);
+        assert_eq!(delivered.len(), 4, "priming + 3 events: {delivered:?}");
+        let (tx2, mut rx2) = roomy();
+        assert!(s.resume(0, 3, tx2), "every event is still buffered");
+        let replayed = drain(&mut rx2);
+        assert_eq!(replayed.len(), 1 + 7, "priming + events 4..=10: {replayed:?}");
+        assert!(replayed[7].contains("data: 9"));
     }
 }

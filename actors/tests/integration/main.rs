@@ -20,6 +20,7 @@
 
 mod support;
 
+mod bounded_queues;
 mod catalog;
 mod cli;
 mod client;
@@ -27,6 +28,7 @@ mod client_cli;
 mod client_faults;
 mod client_interop;
 mod command_tools;
+mod edge_limits;
 mod file_tools;
 mod files_race;
 mod gateway;

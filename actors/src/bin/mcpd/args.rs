@@ -82,6 +82,34 @@ pub(crate) struct ServeArgs {
     /// Seconds a tool waits for the client's answer to sampling, elicitation or roots requests.
     #[arg(long)]
     pub(crate) client_request_timeout: Option<u64>,
+    /// Most open HTTP connections (default 10000, at most 3/4 of the open-file limit).
+    #[arg(long)]
+    pub(crate) max_connections: Option<usize>,
+    /// Most requests still waiting for their body after 1 s (default: half of --max-connections).
+    #[arg(long)]
+    pub(crate) max_slow_bodies: Option<usize>,
+    /// Seconds a request body may take to arrive before it is answered 408 (default 30).
+    #[arg(long)]
+    pub(crate) body_timeout: Option<u64>,
+    /// Seconds a new connection's request head may take to arrive (default 5; 0: no limit).
+    #[arg(long)]
+    pub(crate) header_timeout: Option<u64>,
+    /// Seconds an idle keep-alive connection stays open (default 5; 0: no keep-alive).
+    #[arg(long)]
+    pub(crate) keep_alive: Option<u64>,
+    /// Seconds a client may accept none of the data sent to it before it is dropped (default 60; 0: never).
+    #[arg(long)]
+    pub(crate) send_timeout: Option<u64>,
+    /// Most requests running at once per session or stdio connection (default 128).
+    #[arg(long)]
+    pub(crate) max_in_flight: Option<usize>,
+    /// Most messages queued for a slow reader: SSE events before the stream is cut off,
+    /// notifications before they are dropped (default 1024).
+    #[arg(long)]
+    pub(crate) max_queued_messages: Option<usize>,
+    /// Most bytes of SSE events queued for a slow reader before the stream is cut off (default 8 MiB).
+    #[arg(long)]
+    pub(crate) max_queued_bytes: Option<usize>,
     /// Do not offer the file tools at all (they are on, read-only, by default).
     #[arg(long)]
     pub(crate) no_file_tools: bool,

@@ -18,7 +18,7 @@ use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::tools::sets::{assemble, ToolSet, ToolSetOptions};
-use mcpd_actors::{Limits, ListenerConfig, SessionConfig, TransportMode};
+use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 
 use crate::args::ServeArgs;
 use crate::Fatal;
@@ -165,6 +165,15 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
     if let Some(secs) = pick(args.tool_timeout, props, "toolTimeoutSeconds")? {
         limits.tool_timeout = Duration::from_secs(secs.max(1));
     }
+    if let Some(max) = pick(args.max_in_flight, props, "maxInFlight")? {
+        limits.max_in_flight = max.max(1);
+    }
+    if let Some(max) = pick(args.max_queued_messages, props, "maxQueuedMessages")? {
+        limits.max_queued_messages = max.max(1);
+    }
+    if let Some(max) = pick(args.max_queued_bytes, props, "maxQueuedBytes")? {
+        limits.max_queued_bytes = max.max(1);
+    }
     let mut allowed_origins = args.allow_origins.clone();
     allowed_origins.extend(props.list("allowedOrigins"));
     let mut allowed_hosts = args.allow_hosts.clone();
@@ -179,6 +188,7 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
     if let Some(secs) = pick(args.client_request_timeout, props, "clientRequestTimeoutSeconds")? {
         sessions.client_request_timeout = Duration::from_secs(secs.max(1));
     }
+    let connections = connection_limits(args, props)?;
     Ok(ListenerConfig {
         host: pick_text(&args.host, props, "host").unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
         port: pick(args.port, props, "port")?.unwrap_or(mcpd::config::DEFAULT_PORT),
@@ -187,8 +197,33 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
         allow_unauthenticated: args.allow_unauthenticated,
         mode: if args.session { TransportMode::StreamableHttp } else { TransportMode::Http },
         limits,
+        connections,
         sessions,
         workers: pick(args.workers, props, "workers")?.unwrap_or(0),
         settings_file: args.settings.clone(),
     })
+}
+
+/// The connection limits and timeouts of the HTTP listener.
+fn connection_limits(args: &ServeArgs, props: &Properties) -> Result<ConnectionLimits, Fatal> {
+    let mut connections = ConnectionLimits::default();
+    if let Some(max) = pick(args.max_connections, props, "maxConnections")? {
+        connections.max_connections = max.max(1);
+    }
+    if let Some(max) = pick(args.max_slow_bodies, props, "maxSlowBodies")? {
+        connections.max_slow_bodies = max;
+    }
+    if let Some(secs) = pick(args.body_timeout, props, "bodyTimeoutSeconds")? {
+        connections.body_timeout = Duration::from_secs(secs.max(1));
+    }
+    if let Some(secs) = pick(args.header_timeout, props, "headerTimeoutSeconds")? {
+        connections.header_timeout = Duration::from_secs(secs);
+    }
+    if let Some(secs) = pick(args.keep_alive, props, "keepAliveSeconds")? {
+        connections.keep_alive = Duration::from_secs(secs);
+    }
+    if let Some(secs) = pick(args.send_timeout, props, "sendTimeoutSeconds")? {
+        connections.send_timeout = Duration::from_secs(secs);
+    }
+    Ok(connections)
 }

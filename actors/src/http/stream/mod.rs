@@ -11,24 +11,31 @@
 //!   and keeps them for replay; the request may detach the connection (SSE polling) and the
 //!   client resumes with `GET` + `Last-Event-ID`.
 //!
-//! The SSE framing of every event is in [`sse`].
+//! The SSE framing of every event is in [`sse`]. Both channels of an exchange are bounded
+//! ([`crate::queue`]): the messages a request sends on the way (an [`Outbox`]: notifications
+//! beyond `max_queued_messages` are dropped and counted) and the response body (an
+//! [`EventSender`]: a reader that falls `max_queued_messages` events or `max_queued_bytes`
+//! behind is cut off).
 
 pub(crate) mod sse;
 
 use std::future::Future;
 use std::pin::Pin;
 
+use std::sync::Arc;
+
 use actix::Addr;
 use actix_web::HttpResponse;
-use bytes::Bytes;
 use mcpd::jsonrpc::RequestId;
 use mcpd::server::{encode_answer, Reply};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::Receiver;
 use tokio::sync::oneshot;
 
 use super::reply::{error_response, json_bytes, result_response, session_not_found};
+use crate::counts::EdgeCounters;
+use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
 use crate::session::{BusyGuard, DetachStream, Emit, OpenStream, Session};
 
 /// What a request came to: its result or error, or `None` when it was cancelled (a cancelled
@@ -44,8 +51,9 @@ pub(super) struct Exchange<F> {
     /// The request's work, boxed by whoever starts the exchange (this is the rare path: kept
     /// inline, its state would make every request's future larger).
     pub(super) execution: Pin<Box<F>>,
-    /// What the request sends the client before its answer (serialized JSON-RPC messages).
-    pub(super) messages: UnboundedReceiver<Vec<u8>>,
+    /// What the request sends the client before its answer (serialized JSON-RPC messages; the
+    /// receiving end of the request's [`Outbox`]).
+    pub(super) messages: Receiver<Vec<u8>>,
     /// Fired when the request asks to close its stream's connection early (sessions).
     pub(super) close: Option<oneshot::Receiver<()>>,
 }
@@ -147,13 +155,19 @@ async fn close_requested(rx: &mut Option<oneshot::Receiver<()>>) {
     std::future::pending().await
 }
 
+/// An outbox for the messages of the request `what` names, and the receiving end for its
+/// [`Exchange`].
+pub(super) fn outbox(limits: QueueLimits, what: Label, edge: &Arc<EdgeCounters>) -> (Outbox, Receiver<Vec<u8>>) {
+    Outbox::new(limits.max_messages, what, edge.clone())
+}
+
 /// The stateless wire's sink: events go straight to the response body.
-pub(super) struct BodySink(UnboundedSender<Bytes>);
+pub(super) struct BodySink(EventSender);
 
 impl BodySink {
-    /// A sink and the response it feeds.
-    pub(super) fn open() -> (BodySink, HttpResponse) {
-        let (body, events) = unbounded_channel();
+    /// A sink and the response it feeds; `what` names the stream in a cut-off's log line.
+    pub(super) fn open(limits: QueueLimits, what: String, edge: Arc<EdgeCounters>) -> (BodySink, HttpResponse) {
+        let (body, events) = queue::events(limits, what, edge);
         (BodySink(body), sse::response(events, ()))
     }
 }
@@ -168,7 +182,8 @@ impl Sink for BodySink {
     }
 
     fn send(&self, message: Vec<u8>, _last: bool) {
-        let _ = self.0.send(sse::message(None, &message));
+        // A reader cut off here is gone: `abandoned` resolves and the request is cancelled.
+        self.0.push(sse::message(None, &message));
     }
 
     fn detach(&self) {
@@ -189,12 +204,16 @@ pub(super) struct SessionSink {
 }
 
 impl SessionSink {
-    /// Opens a new stream of `session` and the response it feeds (404 when the session ended).
+    /// Opens a new stream of `session` and the response it feeds (404 when the session ended);
+    /// `what` names the stream in a cut-off's log line.
     pub(super) async fn open(
         session: Addr<Session>,
         busy: BusyGuard,
+        limits: QueueLimits,
+        what: String,
+        edge: Arc<EdgeCounters>,
     ) -> Result<(SessionSink, HttpResponse), HttpResponse> {
-        let (body, events) = unbounded_channel();
+        let (body, events) = queue::events(limits, what, edge);
         let stream = session.send(OpenStream { sender: body }).await.map_err(|_| session_not_found())?;
         Ok((SessionSink { session, stream, _busy: busy }, sse::response(events, ())))
     }

@@ -3,14 +3,13 @@
 //! `text/event-stream` response, and the `Accept` negotiation that decides whether a client may
 //! get one.
 
-use std::convert::Infallible;
 use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
-use futures_util::StreamExt as _;
-use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::queue::EventReceiver;
 
 /// The SSE media type.
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
@@ -47,14 +46,14 @@ pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
 }
 
-/// A `text/event-stream` response whose body is what arrives on `body`; `keep` lives as long as
-/// the response (a guard that ends something when the client goes away).
-pub(crate) fn response<K: 'static>(mut body: UnboundedReceiver<Bytes>, keep: K) -> HttpResponse {
+/// A `text/event-stream` response whose body is what arrives on `body` (bounded: a reader that
+/// does not keep up is cut off, and the body fails, closing the connection); `keep` lives as long
+/// as the response (a guard that ends something when the client goes away).
+pub(crate) fn response<K: 'static>(mut body: EventReceiver, keep: K) -> HttpResponse {
     let stream = futures_util::stream::poll_fn(move |cx| {
         let _keep = &keep;
-        body.poll_recv(cx)
-    })
-    .map(Ok::<_, Infallible>);
+        body.poll_event(cx)
+    });
     HttpResponse::Ok()
         .content_type(EVENT_STREAM)
         .insert_header((header::CACHE_CONTROL, "no-cache"))

@@ -193,3 +193,13 @@ pub(crate) async fn post_legacy(server: &TestServer, version: &str, id: i64, met
     )
     .await
 }
+
+/// The server's `/metrics` text.
+pub(crate) async fn metrics_text(server: &TestServer) -> String {
+    String::from_utf8(send("GET", &server.url("/metrics"), &[], Vec::new()).await.body).expect("metrics are text")
+}
+
+/// The value of the sample `name_and_labels` (e.g. `mcpd_body_timeouts_total{reason="timeout"}`).
+pub(crate) fn metric(text: &str, name_and_labels: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(name_and_labels).and_then(|rest| rest.trim().parse().ok()))
+}
