@@ -8,6 +8,7 @@
 # Build first: cargo build --release --example perf_server (or set PERF_SERVER to another build of it)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/counts.sh"
 bin="${PERF_SERVER:-$here/../../target/release/examples/perf_server}"
 mode=$1; wire=$2; port=$3; n=$4; out=$5
 log=$(mktemp)
@@ -22,17 +23,5 @@ sleep 1
 kill "$pid"; wait "$pid" 2>/dev/null
 rm -f "$log"
 profile="$out.$pid.1"
-total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
-# Calls to malloc: the `calls=` line after each call record whose callee (cfn) is malloc. Callgrind
-# names a function once, as `(id) name` in an fn= or cfn= line, and later by `(id)` alone.
-mallocs=$(awk '
-  function name(spec) {
-    if (match(spec, /^\([0-9]+\) /)) { names[substr(spec, 2, RLENGTH - 3)] = substr(spec, RLENGTH + 1) }
-    if (match(spec, /^\([0-9]+\)/)) { return names[substr(spec, 2, RLENGTH - 2)] }
-    return spec
-  }
-  /^fn=/ { name(substr($0, 4)); next }
-  /^cfn=/ { is_malloc = (name(substr($0, 5)) == "malloc"); next }
-  /^calls=/ { if (is_malloc) { split($0, a, /[= ]/); sum += a[2] } is_malloc = 0 }
-  END { print sum + 0 }' "$profile")
+read -r total mallocs < <(counts "$profile")
 echo "$mode/$wire: $((total / n)) instructions/request, $(awk -v m="$mallocs" -v n="$n" 'BEGIN{printf "%.1f", m / n}') mallocs/request ($profile)"

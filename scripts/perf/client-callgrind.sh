@@ -9,6 +9,7 @@
 # (or set PERF_CLIENT / PERF_SERVER to other builds of them).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/counts.sh"
 client="${PERF_CLIENT:-$here/../../target/release/examples/perf_client}"
 server="${PERF_SERVER:-$here/../../target/release/examples/perf_server}"
 kind=$1; port=$2; n=$3
@@ -17,26 +18,9 @@ work=$(mktemp -d)
 server_pid=$!
 for _ in $(seq 100); do grep -q " on " "$work/server.log" && break; sleep 0.1; done
 url="http://127.0.0.1:$port/mcp"
-# Instructions and malloc calls of one callgrind profile.
-count() {
-  local profile=$1
-  local total mallocs
-  total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')
-  mallocs=$(awk '
-    function name(spec) {
-      if (match(spec, /^\([0-9]+\) /)) { names[substr(spec, 2, RLENGTH - 3)] = substr(spec, RLENGTH + 1) }
-      if (match(spec, /^\([0-9]+\)/)) { return names[substr(spec, 2, RLENGTH - 2)] }
-      return spec
-    }
-    /^fn=/ { name(substr($0, 4)); next }
-    /^cfn=/ { is_malloc = (name(substr($0, 5)) == "malloc"); next }
-    /^calls=/ { if (is_malloc) { split($0, a, /[= ]/); sum += a[2] } is_malloc = 0 }
-    END { print sum + 0 }' "$profile")
-  echo "$total $mallocs"
-}
 valgrind --tool=callgrind --callgrind-out-file="$work/one" --dump-instr=no "$client" "$url" "$n" "$kind" > /dev/null 2>&1
 valgrind --tool=callgrind --callgrind-out-file="$work/two" --dump-instr=no "$client" "$url" "$((2 * n))" "$kind" > /dev/null 2>&1
 kill "$server_pid"; wait "$server_pid" 2>/dev/null
-read -r i1 m1 < <(count "$work/one")
-read -r i2 m2 < <(count "$work/two")
+read -r i1 m1 < <(counts "$work/one")
+read -r i2 m2 < <(counts "$work/two")
 echo "client/$kind: $(( (i2 - i1) / n )) instructions/call, $(awk -v a="$m1" -v b="$m2" -v n="$n" 'BEGIN{printf "%.1f", (b - a) / n}') mallocs/call (profiles in $work: one = N calls, two = 2N)"

@@ -90,7 +90,7 @@ fn write(path: &Path, content: impl AsRef<[u8]>) {
 }
 
 /// Everything under `dir`: relative path → file content, `dir`, or `-> target` for symlinks.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+pub(crate) fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
         for entry in fs::read_dir(dir).unwrap() {
             let entry = entry.unwrap();

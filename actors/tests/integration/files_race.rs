@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::file_tools::snapshot;
 use mcpd::context::ToolContext;
 use mcpd::{Catalog, ProtocolVersion};
 use mcpd_actors::tools::files::{register, FileToolOptions};
@@ -37,29 +38,6 @@ const SECRET: &str = "TOP-SECRET-OUTSIDE-CONTENT\n";
 const OPERATIONS: usize = 6_000;
 const STREAMS: usize = 4;
 const TEST_LIMIT: Duration = Duration::from_secs(300);
-
-/// Everything under `dir`: relative path → content, `dir`, or `-> target` for symlinks.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let rel = path.strip_prefix(base).unwrap().to_string_lossy().into_owned();
-            let kind = entry.file_type().unwrap();
-            if kind.is_symlink() {
-                out.insert(rel, format!("-> {}", fs::read_link(&path).unwrap().display()));
-            } else if kind.is_dir() {
-                out.insert(rel, "dir".into());
-                walk(base, &path, out);
-            } else {
-                out.insert(rel, String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
 
 fn checksum(tree: &BTreeMap<String, String>) -> u64 {
     let mut hasher = DefaultHasher::new();
