@@ -59,6 +59,7 @@ fn main() {
                 timeout: Duration::from_secs(30),
                 command: None,
                 list_limits: Default::default(),
+                oauth: None,
             },
             ClientHandlers::default(),
             Implementation::new("bench", "1"),

@@ -326,6 +326,7 @@ fn main() -> ExitCode {
             timeout: REQUEST_TIMEOUT,
             command: None,
             list_limits: Default::default(),
+            oauth: None,
         };
         let client_info = Implementation::new("mcpd-conformance-client", env!("CARGO_PKG_VERSION"));
         let conn =

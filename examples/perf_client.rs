@@ -64,6 +64,7 @@ fn main() {
                 timeout: Duration::from_secs(30),
                 command: None,
                 list_limits: Default::default(),
+                oauth: None,
             };
             let connection = ClientConnection::new(
                 config,

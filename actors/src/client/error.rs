@@ -59,6 +59,11 @@ pub enum ClientError {
     /// [`ListLimits`](mcpd::client::list::ListLimits)).
     #[display("listing stopped: {_0}")]
     Limit(#[error(not(source))] String),
+    /// The server wants OAuth authorization the client could not get (see
+    /// [`AuthError::LoginRequired`](super::oauth::AuthError::LoginRequired) for the case only a
+    /// person can fix).
+    #[display("{_0}")]
+    Auth(super::oauth::AuthError),
     /// The client failed on a bug of its own (a panic, contained to this request and logged with
     /// its location).
     #[display("internal error (a bug in mcpd): {_0}")]

@@ -89,6 +89,7 @@ impl ServerRecord {
                     timeout,
                     command: Some(command.clone()),
                     list_limits: self.list_limits,
+                    oauth: None,
                 })
             }
         };
@@ -102,6 +103,7 @@ impl ServerRecord {
             timeout,
             command: None,
             list_limits: self.list_limits,
+            oauth: None,
         })
     }
 }

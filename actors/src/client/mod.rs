@@ -10,6 +10,7 @@ mod handlers;
 mod link;
 mod listing;
 mod manager;
+pub mod oauth;
 mod stdio;
 mod tls;
 

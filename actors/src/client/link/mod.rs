@@ -75,6 +75,8 @@ pub struct LinkConfig {
     /// How far one listing (`tools/list` and the like, all pages) may go; the whole listing
     /// also has one deadline, `timeout`.
     pub list_limits: ListLimits,
+    /// Answer `401` / `403 insufficient_scope` with OAuth (none: such answers are errors).
+    pub oauth: Option<super::oauth::OAuthConfig>,
 }
 
 /// The wire a link negotiated.
