@@ -90,4 +90,32 @@ pub enum ConfigError {
     /// A stdio entry's `env` is neither an object nor `null`.
     #[display("env must be an object of strings")]
     EnvNotObject,
+    /// An entry's `oauth` is neither an object nor `null`.
+    #[display("oauth must be a JSON object.")]
+    OAuthNotObject,
+    /// An entry's `oauth` has a field it does not take; holds the field.
+    #[display(
+        "oauth has no field {_0:?}: it takes clientId, clientSecretEnv, clientSecretFile, grant, privateKeyFile, algorithm and scope."
+    )]
+    OAuthUnknownField(#[error(not(source))] String),
+    /// A field of `oauth` is not text.
+    #[display("oauth.{field} must be a string.")]
+    OAuthFieldNotString {
+        /// The field's key.
+        field: &'static str,
+    },
+    /// `oauth.grant` is none mcpd knows; holds it.
+    #[display("oauth.grant {_0:?} is not supported: use client_credentials or authorization_code.")]
+    OAuthUnknownGrant(#[error(not(source))] String),
+    /// `oauth.algorithm` is not an asymmetric JWS algorithm mcpd signs with; holds it.
+    #[display(
+        "oauth.algorithm {_0:?} is not supported: use ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512 or EdDSA."
+    )]
+    OAuthUnknownAlgorithm(#[error(not(source))] String),
+    /// The `oauth` fields do not fit together (or a name is malformed).
+    #[display("oauth: {reason}.")]
+    OAuthInvalid {
+        /// What is wrong.
+        reason: &'static str,
+    },
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::error::ConfigError;
+use super::oauth::OAuthSettings;
 use super::transport::{normalize_transport, Transport};
 use crate::version::ProtocolVersion;
 
@@ -36,6 +37,8 @@ pub struct ServerConfig {
     pub headers: Vec<(String, String)>,
     /// The pinned revision (one of the five wire strings), or `None` to negotiate.
     pub protocol_version: Option<String>,
+    /// The entry's OAuth client settings (`node.oauth`), if any.
+    pub oauth: Option<OAuthSettings>,
 }
 
 impl ServerConfig {
@@ -56,20 +59,24 @@ impl ServerConfig {
     }
 
     /// A stable hex SHA-256 of what decides the connection: the endpoint, the transport, the
-    /// headers (names lowercased, sorted by name) and the pin. The name, the server key, unknown
+    /// headers (names lowercased, sorted by name), the pin and the OAuth settings (when there
+    /// are any, so that documents without them keep their fingerprint). The name, the server key, unknown
     /// fields, key order and formatting do not count, so two documents that connect the same way
     /// have the same fingerprint, and a cached connection can be kept while it is unchanged.
     pub fn fingerprint(&self) -> String {
         let mut headers: Vec<(String, &str)> =
             self.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.as_str())).collect();
         headers.sort();
-        let canonical = serde_json::json!([
+        let mut canonical = serde_json::json!([
             FINGERPRINT_DOMAIN,
             self.url,
             self.transport.as_str(),
             headers.iter().map(|(k, v)| [k.as_str(), *v]).collect::<Vec<_>>(),
             self.protocol_version,
         ]);
+        if let (Some(oauth), Value::Array(parts)) = (&self.oauth, &mut canonical) {
+            parts.push(oauth.canonical());
+        }
         sha256_hex(canonical.to_string().as_bytes())
     }
 }
@@ -225,7 +232,10 @@ pub(super) fn resolve_entry(
         }
     }
 
-    Ok(ServerConfig { key: key.map(str::to_owned), name, url, transport, headers, protocol_version })
+    // 10. the OAuth client settings
+    let oauth = OAuthSettings::from_node(node)?;
+
+    Ok(ServerConfig { key: key.map(str::to_owned), name, url, transport, headers, protocol_version, oauth })
 }
 
 /// An `http://` or `https://` URL (scheme case-insensitive) with a host, an optional port from
