@@ -1,13 +1,24 @@
 //! The manager API over client connections: keep server records (configuration document,
 //! timeout, last known tools), hand each server one `ClientConnection` actor keyed by the
 //! fingerprint of its configuration, and replace that actor when the configuration changes.
+//!
+//! OAuth: a manager given a credential store ([`ClientManager::with_credentials`]) answers
+//! `401`s of every HTTP server with it (stored tokens only, refreshed; nobody is asked to
+//! log in), except servers configured with an `Authorization` header and no `oauth` settings
+//! (the header is their credential). A server whose entry has `oauth` settings (see
+//! [`mcpd::client::config::OAuthSettings`]) gets them — its pre-registered client, its grant, its
+//! scope — with the manager's store, or one kept in memory when the manager has none. Secrets
+//! named by the settings are read when the connection is made, and never appear in a message.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{Actor as _, Addr};
 use dashmap::DashMap;
-use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, StdioCommand, Transport};
+use mcpd::client::config::{
+    timeout_seconds, ConfigDocument, OAuthGrant, OAuthSettings, SecretSource, ServerConfig, ServerEntry, StdioCommand,
+    Transport,
+};
 use mcpd::client::list::{ListLimits, Listing};
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
@@ -18,6 +29,7 @@ use super::connection::{
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::link::LinkConfig;
+use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 use crate::counts::ActorCounts;
 
 /// One configured remote server.
@@ -75,7 +87,7 @@ impl ServerRecord {
         format!("{what}/{}/{max_pages}/{max_items}", timeout_seconds(Some(self.timeout_secs as i64)))
     }
 
-    fn link_config(&self) -> Result<LinkConfig, ClientError> {
+    fn link_config(&self, credentials: &Credentials) -> Result<LinkConfig, ClientError> {
         let timeout = Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64)));
         let document = match &self.server {
             ServerEntry::Http(document) => document,
@@ -94,6 +106,7 @@ impl ServerRecord {
             }
         };
         let config = document.resolve().map_err(|e| ClientError::Config(e.to_string()))?;
+        let oauth = credentials.oauth_config(&config)?;
         Ok(LinkConfig {
             name: config.name.clone(),
             url: config.url.clone(),
@@ -103,9 +116,83 @@ impl ServerRecord {
             timeout,
             command: None,
             list_limits: self.list_limits,
-            oauth: None,
+            oauth,
         })
     }
+}
+
+/// The credential stores of a manager.
+#[derive(Debug, Clone)]
+struct Credentials {
+    /// OAuth for every HTTP server (see the module docs).
+    store: Option<Arc<dyn CredentialStore>>,
+    /// For servers with `oauth` settings when there is no `store`.
+    memory: Arc<MemoryStore>,
+}
+
+impl Credentials {
+    /// The OAuth configuration of a server's link, if it gets one.
+    fn oauth_config(&self, config: &ServerConfig) -> Result<Option<OAuthConfig>, ClientError> {
+        let store: Arc<dyn CredentialStore> = match (&self.store, &config.oauth) {
+            (_, None) if config.auth_key().is_some() => return Ok(None),
+            (Some(store), _) => store.clone(),
+            (None, Some(_)) => self.memory.clone(),
+            (None, None) => return Ok(None),
+        };
+        let settings = config.oauth.as_ref();
+        let failed = |what: String| ClientError::Config(format!("server {}: {what}", config.name));
+        let client_secret = match settings.and_then(|s| s.client_secret.as_ref()) {
+            None => None,
+            Some(SecretSource::Env(name)) => match std::env::var(name) {
+                Ok(secret) if !secret.trim().is_empty() => Some(secret.trim().to_owned()),
+                _ => return Err(failed(format!("oauth.clientSecretEnv: the environment variable {name} is not set"))),
+            },
+            Some(SecretSource::File(path)) => {
+                let secret = read_secret_file(path).map_err(|e| failed(format!("oauth.clientSecretFile: {e}")))?;
+                Some(secret)
+            }
+        };
+        let grant = match settings {
+            None => Grant::AuthorizationCode,
+            Some(OAuthSettings { grant: OAuthGrant::AuthorizationCode, .. }) => Grant::AuthorizationCode,
+            Some(OAuthSettings { private_key_file: Some(path), algorithm, .. }) => Grant::PrivateKeyJwt {
+                private_key_pem: read_secret_file(path).map_err(|e| failed(format!("oauth.privateKeyFile: {e}")))?,
+                algorithm: algorithm.clone().unwrap_or_else(|| mcpd::client::config::DEFAULT_OAUTH_ALGORITHM.into()),
+            },
+            Some(_) => Grant::ClientSecret,
+        };
+        Ok(Some(OAuthConfig {
+            store,
+            user_agent: None,
+            registration: Registration {
+                client_id: settings.and_then(|s| s.client_id.clone()),
+                client_secret,
+                client_metadata_url: None,
+                client_name: "mcpd".into(),
+            },
+            grant,
+            scope: settings.and_then(|s| s.scope.clone()),
+        }))
+    }
+}
+
+/// The largest secret or key file read, in bytes.
+const MAX_SECRET_FILE_BYTES: u64 = 64 * 1024;
+
+/// A secret or key file's content, trimmed; errors name the file, never its content.
+fn read_secret_file(path: &str) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let mut text = String::new();
+    file.take(MAX_SECRET_FILE_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("cannot read {path}: {e}"))?;
+    if text.len() as u64 > MAX_SECRET_FILE_BYTES {
+        return Err(format!("{path} is larger than {MAX_SECRET_FILE_BYTES} bytes"));
+    }
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(format!("{path} is empty"));
+    }
+    Ok(text.to_owned())
 }
 
 /// A record with what every call needs from it, worked out once when it is stored.
@@ -134,13 +221,29 @@ pub struct ClientManager {
     handlers: ClientHandlers,
     client_info: Implementation,
     counts: Arc<ActorCounts>,
+    credentials: Credentials,
 }
 
 impl ClientManager {
     /// A manager whose connections answer server requests with `handlers`.
     pub fn new(handlers: ClientHandlers, client_info: Implementation, counts: Arc<ActorCounts>) -> Self {
         crate::panics::install();
-        ClientManager { records: DashMap::new(), connections: DashMap::new(), handlers, client_info, counts }
+        let credentials = Credentials { store: None, memory: Arc::new(MemoryStore::default()) };
+        ClientManager {
+            records: DashMap::new(),
+            connections: DashMap::new(),
+            handlers,
+            client_info,
+            counts,
+            credentials,
+        }
+    }
+
+    /// The same manager answering `401`s with OAuth and the credentials in `store` (see the
+    /// module docs). Set before the first call: open connections keep what they had.
+    pub fn with_credentials(mut self, store: Arc<dyn CredentialStore>) -> Self {
+        self.credentials.store = Some(store);
+        self
     }
 
     /// Adds or replaces a server record. A changed configuration takes effect at the next call:
@@ -187,7 +290,7 @@ impl ClientManager {
                 return Ok(addr.clone());
             }
         }
-        let config = record.link_config()?;
+        let config = record.link_config(&self.credentials)?;
         let addr =
             ClientConnection::new(config, self.handlers.clone(), self.client_info.clone(), self.counts.clone()).start();
         if let Some((_, old)) = self.connections.insert(record.id.clone(), (key, addr.clone())) {

@@ -25,6 +25,7 @@ use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, Implementation, Tool};
 use serde_json::{json, Map, Value};
 
+use crate::client::oauth::CredentialStore;
 use crate::client::{CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord};
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
@@ -130,6 +131,19 @@ impl Gateway {
         filter: ToolFilter,
         counts: Arc<ActorCounts>,
     ) -> Arc<Gateway> {
+        Gateway::with_credentials(records, live, filter, counts, None)
+    }
+
+    /// As [`Gateway::new`], answering the remotes' `401`s with OAuth and the credentials in
+    /// `store` (tokens `mcpd login` stored, refreshed as needed; nobody is asked to log in).
+    /// Remotes with `oauth` settings use them either way (see [`ClientManager`]).
+    pub fn with_credentials(
+        records: Vec<ServerRecord>,
+        live: Arc<LiveCatalog>,
+        filter: ToolFilter,
+        counts: Arc<ActorCounts>,
+        store: Option<Arc<dyn CredentialStore>>,
+    ) -> Arc<Gateway> {
         Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
             let hook_target = weak.clone();
             let hook: NotificationHook = Arc::new(move |server, method, _params| {
@@ -141,8 +155,11 @@ impl Gateway {
                 }
             });
             let handlers = ClientHandlers { notifications: Some(hook), ..ClientHandlers::default() };
-            let manager =
+            let mut manager =
                 ClientManager::new(handlers, Implementation::new("mcpd-gateway", env!("CARGO_PKG_VERSION")), counts);
+            if let Some(store) = store {
+                manager = manager.with_credentials(store);
+            }
             let mut remotes = Vec::new();
             let mut taken = Vec::new();
             let mut health = HashMap::new();

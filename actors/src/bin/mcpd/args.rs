@@ -1,4 +1,5 @@
-//! The command line of `mcpd`: `serve` (the default) and the client commands `tools` and `call`,
+//! The command line of `mcpd`: `serve` (the default), the client commands `tools` and `call`,
+//! and `login` / `logout` (OAuth credentials for remotes),
 //! parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
 //! a configuration.
 
@@ -27,6 +28,10 @@ pub(crate) enum Command {
     Tools(crate::client::ToolsArgs),
     /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
     Call(crate::client::CallArgs),
+    /// Log in to a remote MCP server that needs OAuth (opens a browser; stores the credentials).
+    Login(crate::login::LoginArgs),
+    /// Forget the stored OAuth credentials of a remote MCP server.
+    Logout(crate::login::LogoutArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -134,6 +139,9 @@ pub(crate) struct ServeArgs {
     /// File where the listener's {host, port, enabled} settings persist.
     #[arg(long)]
     pub(crate) settings: Option<PathBuf>,
+    /// The OAuth credentials file the gateway's remotes use (default: that of mcpd login).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) credentials: Option<PathBuf>,
 }
 
 impl Cli {

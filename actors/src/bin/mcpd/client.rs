@@ -1,7 +1,12 @@
 //! `mcpd tools` and `mcpd call`: the client runtime from the command line.
 //!
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
-//! configuration failure (with a one-line reason on stderr).
+//! configuration failure (with a one-line reason on stderr) — among them a server that needs
+//! an OAuth login only a person can give: `… needs authorization: run: mcpd login URL`.
+//!
+//! Both use the credentials file (`--credentials FILE`, default under the user's config
+//! directory) for servers that answer `401`: its tokens are used and refreshed, nobody is
+//! asked to log in. A server given an `Authorization` header is left to that header.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,7 +17,8 @@ use mcpd::client::list::{ListLimits, Listing, DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAG
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
-use mcpd_actors::client::{ClientHandlers, ClientManager, ServerRecord};
+use mcpd_actors::client::oauth::FileStore;
+use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
 
 /// Which server to talk to, and how.
@@ -47,6 +53,10 @@ pub(crate) struct Target {
     /// Print machine-readable JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// The OAuth credentials file (default: $XDG_CONFIG_HOME/mcpd/credentials.json, else
+    /// ~/.config/mcpd/credentials.json); see mcpd login.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) credentials: Option<PathBuf>,
 }
 
 /// `mcpd tools`.
@@ -82,8 +92,15 @@ pub(crate) struct Failure {
     pub(crate) message: String,
 }
 
-fn failure(message: impl Into<String>) -> Failure {
+/// A failure with exit code 2.
+pub(crate) fn failure(message: impl Into<String>) -> Failure {
     Failure { code: 2, message: message.into() }
+}
+
+/// A client error as a failure (exit code 2). An OAuth login only a person can give reads
+/// `URL needs authorization: run: mcpd login URL`.
+pub(crate) fn client_failure(error: ClientError) -> Failure {
+    failure(error.to_string())
 }
 
 /// The server `--config` names: the entry `--server` picks (or the file's only entry), or the
@@ -139,12 +156,18 @@ fn with_overrides(document: ConfigDocument, target: &Target) -> Result<ConfigDoc
     Ok(document)
 }
 
-fn manager() -> ClientManager {
-    ClientManager::new(
+/// The manager of a client command, with the credentials file (when there is a place for
+/// one; without `HOME` and `--credentials`, `401`s are plain errors).
+fn manager(target: &Target) -> ClientManager {
+    let manager = ClientManager::new(
         ClientHandlers::default(),
         Implementation::new("mcpd", env!("CARGO_PKG_VERSION")),
         Arc::new(ActorCounts::new()),
-    )
+    );
+    match crate::login::credentials_path(target.credentials.clone()) {
+        Ok(path) => manager.with_credentials(Arc::new(FileStore::new(path))),
+        Err(_) => manager,
+    }
 }
 
 /// The record of the server to talk to: the URL's, or the `--config` file's (a stdio entry
@@ -176,11 +199,11 @@ fn record(url: Option<&str>, target: &Target) -> Result<ServerRecord, Failure> {
 /// A [`Failure`] with exit code 2.
 pub(crate) async fn tools(args: ToolsArgs) -> Result<String, Failure> {
     let record = record(args.url.as_deref(), &args.target)?;
-    let manager = manager();
+    let manager = manager(&args.target);
     manager.upsert(record);
     let outcome = manager.refresh_tools("cli").await;
     manager.close().await;
-    let listing = outcome.map_err(|e| failure(e.to_string()))?;
+    let listing = outcome.map_err(client_failure)?;
     warn_skipped(&listing);
     let tools = &listing.items;
     if args.target.json {
@@ -231,11 +254,11 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
         Err(e) => return Err(failure(format!("--args is not JSON: {e}"))),
     };
     let record = record(url.as_deref(), &args.target)?;
-    let manager = manager();
+    let manager = manager(&args.target);
     manager.upsert(record);
     let outcome = manager.call_tool("cli", &tool, arguments).await;
     manager.close().await;
-    let result = outcome.map_err(|e| failure(e.to_string()))?;
+    let result = outcome.map_err(client_failure)?;
     if args.target.json {
         return Ok((serde_json::to_string_pretty(&result.raw).unwrap_or_default(), result.is_error));
     }

@@ -1,13 +1,15 @@
 //! The `mcpd` command: serve MCP over stdio (the default) or HTTP (`-p PORT`), or talk to a
-//! remote server (`mcpd tools`, `mcpd call`).
+//! remote server (`mcpd tools`, `mcpd call`, `mcpd login`, `mcpd logout`).
 //!
 //! Only this binary reads the environment and the command line: [`args`] parses it,
 //! [`settings`] resolves flags, properties and environment into a typed configuration,
-//! [`serve`] runs the library's runtime with it, and [`client`] runs the client commands.
+//! [`serve`] runs the library's runtime with it, [`client`] runs the client commands, and
+//! [`login`] logs in to remotes (and out).
 //! Everything else is the `mcpd_actors` library.
 
 mod args;
 mod client;
+mod login;
 mod serve;
 mod settings;
 
@@ -35,7 +37,7 @@ impl Fatal {
 
 fn main() -> ExitCode {
     // Client commands print results on stdout; keep their stderr to errors unless asked.
-    let client = std::env::args().nth(1).is_some_and(|a| a == "tools" || a == "call");
+    let client = std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "login" | "logout"));
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if client { "error" } else { "info" }))
         .target(env_logger::Target::Stderr)
         .init();
@@ -50,6 +52,12 @@ fn main() -> ExitCode {
             return client_command(|| async { crate::client::tools(args).await.map(|out| (out, false)) })
         }
         Some(Command::Call(args)) => return client_command(|| crate::client::call(args)),
+        Some(Command::Login(args)) => {
+            return client_command(|| async { crate::login::login(args).await.map(|out| (out, false)) })
+        }
+        Some(Command::Logout(args)) => {
+            return client_command(|| async { crate::login::logout(args).map(|out| (out, false)) })
+        }
         None => cli.serve,
     };
     match serve::run(args) {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcpd_actors::client::oauth::{CredentialStore, FileStore};
 use mcpd_actors::tools::gateway::Gateway;
 use mcpd_actors::tools::sets::ToolReport;
 use mcpd_actors::{ActorCounts, Mcpd};
@@ -86,12 +87,19 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     runtime.close().await.map_err(|e| Fatal::runtime(e.to_string()))
 }
 
-/// The gateway over the configured remote servers, if any.
+/// The gateway over the configured remote servers, if any, with the credentials file.
 fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>> {
     if settings.remotes.is_empty() {
         return None;
     }
-    Some(Gateway::new(settings.remotes.clone(), settings.live.clone(), settings.filter.clone(), counts))
+    let store = settings.credentials.as_ref().map(|path| Arc::new(FileStore::new(path)) as Arc<dyn CredentialStore>);
+    Some(Gateway::with_credentials(
+        settings.remotes.clone(),
+        settings.live.clone(),
+        settings.filter.clone(),
+        counts,
+        store,
+    ))
 }
 
 async fn wait_for_signal() {

@@ -44,6 +44,9 @@ pub(crate) struct Settings {
     pub(crate) exposed: Vec<(ToolSet, usize)>,
     /// The gateway's remote servers (from `--servers`).
     pub(crate) remotes: Vec<ServerRecord>,
+    /// The OAuth credentials file of the gateway's remotes (`--credentials`, the `credentials`
+    /// property, else the default of `mcpd login`; none without a place for it).
+    pub(crate) credentials: Option<PathBuf>,
     /// The directory the file and command tools are confined to.
     pub(crate) project_dir: PathBuf,
 }
@@ -128,7 +131,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     let live = Arc::new(LiveCatalog::new(tools.catalog));
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let listener = listener_config(args, &props, max_command_time)?;
-    Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, project_dir })
+    let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
+    let credentials = crate::login::credentials_path(credentials).ok();
+    Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, credentials, project_dir })
 }
 
 /// The tool sets the flags and properties ask for.

@@ -12,6 +12,10 @@
 //!   person is present (the gateway, `mcpd call`): a `401` only a person can fix is
 //!   [`AuthError::LoginRequired`], never a retry loop.
 //! - [`OAuthConfig`]: the above, the client's registration and the grant.
+//!
+//! For people and the gateway: [`FileStore`] keeps credentials in a file (mode 0600, see
+//! `file_store`), and [`LoopbackAgent`] is the user agent of `mcpd login` (a browser and a
+//! loopback redirect listener, see `loopback`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -20,6 +24,12 @@ use std::sync::{Arc, Mutex};
 use derive_more::{Display, Error};
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
+
+pub mod file_store;
+pub mod loopback;
+
+pub use file_store::{default_credentials_path, FileStore, MAX_CREDENTIALS_FILE_BYTES};
+pub use loopback::LoopbackAgent;
 
 /// What the client holds for one protected resource at one authorization server: its
 /// registration there, and its tokens. Never logged (its `Debug` hides the secrets).
@@ -140,7 +150,8 @@ pub trait UserAgent: Send + Sync + fmt::Debug {
 }
 
 /// How the client is known to authorization servers when it has no stored registration.
-#[derive(Debug, Clone, Default)]
+/// Its `Debug` hides the secret.
+#[derive(Clone, Default)]
 pub struct Registration {
     /// Pre-registered credentials (configuration): used as they are, no registration.
     pub client_id: Option<String>,
@@ -151,6 +162,17 @@ pub struct Registration {
     pub client_metadata_url: Option<String>,
     /// The name sent in dynamic registration (RFC 7591 `client_name`).
     pub client_name: String,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &if self.client_secret.is_some() { "<hidden>" } else { "<none>" })
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_name", &self.client_name)
+            .finish()
+    }
 }
 
 /// The grant used to get tokens.
@@ -197,6 +219,10 @@ pub struct OAuthConfig {
     pub registration: Registration,
     /// How tokens are obtained.
     pub grant: Grant,
+    /// The scopes to ask for (space-separated), configured (`mcpd login --scope`, a servers
+    /// file's `oauth.scope`); `None`: as the specification says (the challenge's `scope`, else
+    /// the metadata's `scopes_supported`, else none).
+    pub scope: Option<String>,
 }
 
 /// Why the client could not get (or keep) authorization.
