@@ -146,7 +146,7 @@ async fn wait(listener: &TcpListener, timeout: Duration, redirect: &str) -> Resu
             () = &mut deadline => {
                 return Err(AuthError::Flow(format!(
                     "nothing came back to {redirect} within {} s (the authorization was not completed)",
-                    timeout.as_secs()
+                    timeout.as_secs_f64()
                 )));
             }
             Some(callback) = pending.next() => {

@@ -107,10 +107,14 @@ pub(crate) fn empty_dir() -> PathBuf {
 }
 
 /// A `Command` for the binary with a clean environment for mcpd: no `MCPD_KEYS`, no
-/// `RUST_LOG` (so the binary's default `info` applies), working directory an empty directory.
+/// `RUST_LOG` (so the binary's default `info` applies), no `BROWSER`, working directory an
+/// empty directory, and `XDG_CONFIG_HOME` a directory of the build's (so the default OAuth
+/// credentials file is never the user's own).
 pub(crate) fn mcpd_command() -> Command {
     let mut cmd = Command::new(mcpd_binary());
-    cmd.env_remove("MCPD_KEYS").env_remove("RUST_LOG").env_remove("RUST_BACKTRACE").current_dir(empty_dir());
+    cmd.env_remove("MCPD_KEYS").env_remove("RUST_LOG").env_remove("RUST_BACKTRACE").env_remove("BROWSER");
+    cmd.env("XDG_CONFIG_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcpd-test-config"));
+    cmd.current_dir(empty_dir());
     cmd
 }
 
