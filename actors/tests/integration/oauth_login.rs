@@ -389,9 +389,11 @@ fn logout_removes_every_issuer_of_the_url_and_says_how_many() {
     assert_eq!(store.entries().unwrap(), vec![creds(R2, AS1, "t")]);
     assert_eq!(mode(&path), 0o600);
     let out = mcpd(&["logout", R1, "--credentials", file]);
-    assert_eq!(text(&out.stdout), format!("no credentials stored for {R1} in {file}\n"));
+    assert_eq!(text(&out.stdout), format!("no credentials stored for {R1} in {file} (it has: {R2})\n"));
     let out = mcpd(&["logout", R2, "--credentials", file]);
     assert_eq!(text(&out.stdout), format!("logged out of {R2}: removed 1 stored credential entry\n"));
+    let out = mcpd(&["logout", R2, "--credentials", file]);
+    assert_eq!(text(&out.stdout), format!("no credentials stored for {R2} in {file}\n"));
 
     fs::write(&path, "not json").unwrap();
     let line = exit_2_line(&mcpd(&["logout", R1, "--credentials", file]));

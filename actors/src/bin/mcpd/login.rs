@@ -194,7 +194,23 @@ pub(crate) fn logout(args: LogoutArgs) -> Result<String, Failure> {
     let store = FileStore::new(credentials_path(args.credentials).map_err(failure)?);
     let removed = store.remove(&args.url).map_err(failure)?;
     Ok(match removed {
-        0 => format!("no credentials stored for {} in {}", args.url, store.path().display()),
+        0 => {
+            // Entries are keyed by the server's resource identifier, which login stored as the
+            // server declared it: name what is there, in case it differs from the URL typed.
+            let mut stored: Vec<String> = store.entries().map_err(failure)?.into_iter().map(|c| c.resource).collect();
+            stored.sort();
+            stored.dedup();
+            let shown: Vec<String> = stored.iter().map(|r| r.chars().filter(|c| !c.is_control()).collect()).collect();
+            match shown.len() {
+                0 => format!("no credentials stored for {} in {}", args.url, store.path().display()),
+                _ => format!(
+                    "no credentials stored for {} in {} (it has: {})",
+                    args.url,
+                    store.path().display(),
+                    shown.join(", ")
+                ),
+            }
+        }
         1 => format!("logged out of {}: removed 1 stored credential entry", args.url),
         n => format!("logged out of {}: removed {n} stored credential entries", args.url),
     })
