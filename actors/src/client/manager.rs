@@ -390,3 +390,73 @@ impl ClientManager {
         connection.send(request).await.map_err(|_| ClientError::Closed)?
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn config(node: serde_json::Value) -> ServerConfig {
+        ConfigDocument::from_value(node).unwrap().resolve().unwrap()
+    }
+
+    fn credentials(store: bool) -> Credentials {
+        let shared: Arc<dyn CredentialStore> = Arc::new(MemoryStore::default());
+        Credentials { store: store.then_some(shared), memory: Arc::new(MemoryStore::default()) }
+    }
+
+    #[test]
+    fn oauth_is_on_with_a_store_or_settings_and_off_for_a_configured_authorization_header() {
+        let plain = config(json!({"url": "https://a.example/mcp"}));
+        assert!(credentials(false).oauth_config(&plain).unwrap().is_none(), "no store, no settings: 401 is an error");
+        let on = credentials(true).oauth_config(&plain).unwrap().unwrap();
+        assert!(matches!(on.grant, Grant::AuthorizationCode) && on.user_agent.is_none());
+        assert_eq!((on.registration.client_id, on.scope), (None, None));
+        let keyed = config(json!({"url": "https://a.example/mcp", "headers": {"Authorization": "Bearer k"}}));
+        assert!(credentials(true).oauth_config(&keyed).unwrap().is_none(), "the header is the credential");
+        let keyed_with_settings = config(json!({
+            "url": "https://a.example/mcp", "headers": {"Authorization": "Bearer k"}, "oauth": {"clientId": "c"}
+        }));
+        assert!(credentials(false).oauth_config(&keyed_with_settings).unwrap().is_some());
+    }
+
+    #[test]
+    fn settings_become_the_registration_grant_and_scope_with_secrets_read_from_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "  s3cret \n").unwrap();
+        let key = dir.path().join("key.pem");
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap();
+        let cases = credentials(false);
+        let secret_config = config(json!({"url": "https://a.example/mcp", "oauth": {
+            "clientId": "gw", "clientSecretFile": secret, "grant": "client_credentials", "scope": "a b"
+        }}));
+        let secret_oauth = cases.oauth_config(&secret_config).unwrap().unwrap();
+        assert!(matches!(secret_oauth.grant, Grant::ClientSecret));
+        assert_eq!(secret_oauth.registration.client_id.as_deref(), Some("gw"));
+        assert_eq!(secret_oauth.registration.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(secret_oauth.scope.as_deref(), Some("a b"));
+        assert!(!format!("{secret_oauth:?}").contains("s3cret"));
+
+        let key_config = config(json!({"url": "https://a.example/mcp", "oauth": {
+            "clientId": "gw", "privateKeyFile": key, "grant": "client_credentials", "algorithm": "RS256"
+        }}));
+        match cases.oauth_config(&key_config).unwrap().unwrap().grant {
+            Grant::PrivateKeyJwt { private_key_pem, algorithm } => {
+                assert!(
+                    private_key_pem.starts_with("-----BEGIN PRIVATE KEY-----") && private_key_pem.ends_with("-----")
+                );
+                assert_eq!(algorithm, "RS256");
+            }
+            other => panic!("{other:?}"),
+        }
+
+        let preregistered = config(json!({"url": "https://a.example/mcp", "oauth": {
+            "clientId": "app", "clientSecretFile": secret
+        }}));
+        let oauth = cases.oauth_config(&preregistered).unwrap().unwrap();
+        assert!(matches!(oauth.grant, Grant::AuthorizationCode));
+        assert_eq!(oauth.registration.client_secret.as_deref(), Some("s3cret"));
+    }
+}

@@ -17,7 +17,7 @@ use mcpd::client::list::{ListLimits, Listing, DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAG
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
-use mcpd_actors::client::oauth::FileStore;
+use mcpd_actors::client::oauth::{AuthError, FileStore};
 use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
 
@@ -100,7 +100,12 @@ pub(crate) fn failure(message: impl Into<String>) -> Failure {
 /// A client error as a failure (exit code 2). An OAuth login only a person can give reads
 /// `URL needs authorization: run: mcpd login URL`.
 pub(crate) fn client_failure(error: ClientError) -> Failure {
-    failure(error.to_string())
+    match error {
+        ClientError::Auth(AuthError::LoginRequired { url }) => {
+            failure(format!("{url} needs authorization: run: mcpd login {url}"))
+        }
+        other => failure(other.to_string()),
+    }
 }
 
 /// The server `--config` names: the entry `--server` picks (or the file's only entry), or the
