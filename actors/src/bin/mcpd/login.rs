@@ -186,20 +186,43 @@ pub(crate) async fn login(args: LoginArgs) -> Result<String, Failure> {
     })
 }
 
-/// Runs `mcpd logout`; the line to print.
+/// A resource identifier compared loosely: scheme and host in lowercase, a default port and a
+/// trailing `/` or fragment dropped (what stored canonical resources may differ by from a typed
+/// URL).
+fn loose(resource: &str) -> String {
+    let resource = resource.trim();
+    let resource = resource.split('#').next().unwrap_or(resource);
+    let (scheme, rest) = resource.split_once("://").unwrap_or(("", resource));
+    let scheme = scheme.to_ascii_lowercase();
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(split);
+    let mut authority = authority.to_ascii_lowercase();
+    for default in [("http", ":80"), ("https", ":443")] {
+        if scheme == default.0 && authority.ends_with(default.1) {
+            authority.truncate(authority.len() - default.1.len());
+        }
+    }
+    format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
+}
+
+/// Runs `mcpd logout`; the line to print. Every stored resource that is the URL (compared
+/// loosely, see [`loose`]) is removed, at every issuer.
 ///
 /// # Errors
 /// A [`Failure`] with exit code 2.
 pub(crate) fn logout(args: LogoutArgs) -> Result<String, Failure> {
     let store = FileStore::new(credentials_path(args.credentials).map_err(failure)?);
-    let removed = store.remove(&args.url).map_err(failure)?;
+    let mut stored: Vec<String> = store.entries().map_err(failure)?.into_iter().map(|c| c.resource).collect();
+    stored.sort();
+    stored.dedup();
+    let wanted = loose(&args.url);
+    let mut removed = 0;
+    for resource in stored.iter().filter(|r| loose(r) == wanted) {
+        removed += store.remove(resource).map_err(failure)?;
+    }
     Ok(match removed {
         0 => {
-            // Entries are keyed by the server's resource identifier, which login stored as the
-            // server declared it: name what is there, in case it differs from the URL typed.
-            let mut stored: Vec<String> = store.entries().map_err(failure)?.into_iter().map(|c| c.resource).collect();
-            stored.sort();
-            stored.dedup();
+            // Name what is there, in case the server declared its resource differently.
             let shown: Vec<String> = stored.iter().map(|r| r.chars().filter(|c| !c.is_control()).collect()).collect();
             match shown.len() {
                 0 => format!("no credentials stored for {} in {}", args.url, store.path().display()),
@@ -214,4 +237,22 @@ pub(crate) fn logout(args: LogoutArgs) -> Result<String, Failure> {
         1 => format!("logged out of {}: removed 1 stored credential entry", args.url),
         n => format!("logged out of {}: removed {n} stored credential entries", args.url),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loose;
+
+    #[test]
+    fn resources_compare_loosely_by_case_default_port_and_trailing_slash() {
+        let same = ["https://mcp.example.com/mcp", "HTTPS://MCP.Example.com:443/mcp/", "https://mcp.example.com/mcp#x"];
+        for url in same {
+            assert_eq!(loose(url), "https://mcp.example.com/mcp", "{url}");
+        }
+        assert_eq!(loose("http://h:80"), loose("http://h/"));
+        assert_ne!(loose("https://h/MCP"), loose("https://h/mcp"), "paths keep their case");
+        assert_ne!(loose("https://h:8443/mcp"), loose("https://h/mcp"));
+        assert_ne!(loose("http://h/mcp"), loose("https://h/mcp"));
+        assert_ne!(loose("https://h/mcp?a=1"), loose("https://h/mcp"));
+    }
 }
