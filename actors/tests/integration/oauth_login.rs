@@ -255,7 +255,7 @@ fn start_authorize(
 
 /// The redirect URI is `http://127.0.0.1:<port>/callback`; a real HTTP GET to it with the
 /// authorization response is answered with the small page and ends the wait with its code,
-/// state and iss (percent-decoded).
+/// state and iss (percent-decoded); a second authorization works the same way.
 #[actix_rt::test]
 async fn the_redirect_brings_back_code_state_and_iss() {
     let agent = Arc::new(agent(Duration::from_secs(30)));
@@ -275,6 +275,10 @@ async fn the_redirect_brings_back_code_state_and_iss() {
             ..Callback::default()
         }
     );
+    // The same agent serves a second authorization (a step-up) on the same redirect URI.
+    let again = start_authorize(&agent, "https://as.example/authorize?x=2");
+    assert_eq!(get(agent.port(), "/callback?code=second").await.0, 200);
+    assert_eq!(again.await.unwrap().unwrap().code.as_deref(), Some("second"));
 }
 
 /// Requests to other paths (or other methods) get 404 and the wait goes on; the refusal of an
@@ -727,4 +731,48 @@ async fn a_client_credentials_remote_gets_its_token_and_its_tools() {
     let body = String::from_utf8_lossy(&token_request.body).into_owned();
     assert!(body.contains("grant_type=client_credentials"), "{body}");
     manager.close().await;
+}
+
+/// The gateway with the credentials file: a remote that needs a login nobody gave is down,
+/// its health saying `run: mcpd login URL`; once a token for it is stored (as `mcpd login`
+/// would), the next refresh exports its tools.
+#[actix_rt::test]
+#[ignore = "needs the oauth-client flow"]
+async fn the_gateway_says_which_remote_needs_mcpd_login_and_uses_the_stored_token() {
+    use mcpd::catalog::{Catalog, LiveCatalog};
+    use mcpd::config::ToolFilter;
+    use mcpd_actors::tools::gateway::Gateway;
+
+    let server = mock_auth_server();
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FileStore::new(dir.path().join("credentials.json")));
+    let record = ServerRecord::new("protected", ConfigDocument::from_value(json!({"url": url})).unwrap());
+    let live = Arc::new(LiveCatalog::new(Catalog::new()));
+    let gateway = Gateway::with_credentials(
+        vec![record],
+        live.clone(),
+        ToolFilter::from_value(None),
+        Arc::new(ActorCounts::new()),
+        Some(store.clone()),
+    );
+    gateway.refresh_all().await;
+    let health = gateway.health();
+    assert!(!health[0].up);
+    assert_eq!(health[0].error.as_deref(), Some(format!("{url} needs authorization: run: mcpd login {url}").as_str()));
+
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    store
+        .save(&Credentials {
+            resource: url.clone(),
+            issuer: origin,
+            client_id: "registered-client".into(),
+            access_token: Some(ISSUED_TOKEN.into()),
+            expires_at: Some(u64::MAX / 2),
+            ..Credentials::default()
+        })
+        .unwrap();
+    gateway.refresh_all().await;
+    assert_eq!(live.snapshot().tool_names(), ["protected__echo"]);
+    gateway.close().await;
 }
