@@ -367,3 +367,40 @@ async fn no_token_or_secret_reaches_the_log() {
         assert!(!log.contains(part), "the log holds part of a token:\n{log}");
     }
 }
+
+/// The official Python SDK's OAuth client (`OAuthClientProvider`) completes the whole flow
+/// against the `mcpd` binary and oidc-provider: 401, protected-resource metadata, discovery,
+/// dynamic registration, authorization code with PKCE and the resource indicator (its redirect
+/// handler follows the authorization URL with cookies), then lists the tools and calls `echo`.
+#[actix_rt::test]
+async fn the_python_sdk_oauth_client_completes_the_flow() {
+    let Some(python) = crate::support::python::python_with(crate::support::python::MCP_SDK) else { return };
+    let Some(provider) = spawn_provider() else { return };
+    let mut cmd = mcpd_command();
+    cmd.args(["--auth-issuer", provider.issuer(), "--auth-scope", "mcp", "--auth-tool-scope", "time=tools:admin"]);
+    let child = HttpChild::spawn_command(cmd);
+    let mut py = std::process::Command::new(python);
+    py.arg(crate::support::interop_script("py_oauth_client.py"))
+        .arg(child.url())
+        .current_dir(crate::support::process::empty_dir())
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let output = actix_rt::task::spawn_blocking(move || {
+        crate::support::process::run_with_timeout(&mut py, b"", Duration::from_secs(60))
+    })
+    .await
+    .expect("the Python client ran");
+    let stdout = crate::support::process::text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "py_oauth_client.py failed ({}):\n{stdout}\n{}\n{}",
+        output.status,
+        crate::support::process::text(&output.stderr),
+        provider.transcript()
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    assert_eq!(report["echo"]["content"][0]["text"], "authorized", "{report}");
+    let tools: Vec<&str> = report["tools"].as_array().expect("tools").iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"echo"), "{tools:?}");
+    assert!(!tools.contains(&"time"), "a tool needing a scope the token lacks is not listed: {tools:?}");
+    assert!(report["hops"].as_u64().is_some_and(|h| h >= 2), "login and consent were redirects: {report}");
+}
