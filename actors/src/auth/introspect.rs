@@ -17,10 +17,13 @@ use super::fetch::{self, FetchLimits};
 /// never memory).
 const MAX_CACHED: usize = 4096;
 
+/// A cached answer: until when it is reused, and what it said.
+type CachedAnswer = (Instant, Result<Claims, AuthOutcome>);
+
 /// The introspection endpoint and its recent answers.
 pub(crate) struct Introspector {
     settings: IntrospectionSettings,
-    cache: Mutex<HashMap<[u8; 32], (Instant, Result<Claims, AuthOutcome>)>>,
+    cache: Mutex<HashMap<[u8; 32], CachedAnswer>>,
 }
 
 impl std::fmt::Debug for Introspector {
