@@ -38,11 +38,11 @@ fn main() -> std::io::Result<()> {
                 let mut catalog = mcpd::Catalog::new();
                 mcpd::builtin::register(&mut catalog);
                 let server = Arc::new(mcpd::McpServer::new(mcpd::ServerOptions::default(), catalog));
-                let oauth = std::env::var("MCPD_PERF_ISSUER").ok().map(|issuer| mcpd::auth::oauth::OAuthSettings {
-                    issuers: vec![issuer],
-                    ..Default::default()
-                });
-                let config = ListenerConfig { port, mode: TransportMode::Http, workers: 1, oauth, ..Default::default() };
+                let oauth = std::env::var("MCPD_PERF_ISSUER")
+                    .ok()
+                    .map(|issuer| mcpd::auth::oauth::OAuthSettings { issuers: vec![issuer], ..Default::default() });
+                let config =
+                    ListenerConfig { port, mode: TransportMode::Http, workers: 1, oauth, ..Default::default() };
                 let runtime = Mcpd::new(server, config.clone(), Vec::new());
                 let status = runtime.start(config).await.map_err(|e| std::io::Error::other(e.to_string()))?;
                 println!("mcpd http on {}", status.port);

@@ -248,3 +248,37 @@ fn verify(
     }
     Some(Err(AuthOutcome::BadSignature))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_asymmetric_signing_keys_are_kept() {
+        let set = json!({"keys": [
+            {"kty": "oct", "k": "c2VjcmV0", "kid": "hmac", "alg": "HS256"},
+            {"kty": "EC", "crv": "P-256", "x": "AQID", "y": "BAUG", "kid": "enc", "use": "enc"},
+            {"kty": "weird", "kid": "unknown-type"},
+            {"kty": "EC", "crv": "P-256", "x": "AQID", "y": "BAUG", "kid": "ec", "use": "sig", "alg": "ES256"},
+            "not a key"
+        ]});
+        let keys = usable_keys(&set);
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].kid.as_deref(), Some("ec"));
+        assert_eq!(keys[0].alg, Some(Algorithm::ES256));
+        assert!(usable_keys(&json!({"keys": "no"})).is_empty());
+    }
+
+    #[test]
+    fn a_token_for_a_key_of_another_algorithm_does_not_verify() {
+        let set =
+            json!({"keys": [{"kty": "EC", "crv": "P-256", "x": "AQID", "y": "BAUG", "kid": "ec", "alg": "ES256"}]});
+        let keys = usable_keys(&set);
+        let header = TokenHeader { alg: "ES384".into(), kid: Some("ec".into()) };
+        let outcome = verify("e30.e30.c2ln", &header, &keys, &validations());
+        assert!(matches!(outcome, Some(Err(AuthOutcome::BadSignature))));
+        let unknown = TokenHeader { alg: "ES256".into(), kid: Some("other".into()) };
+        assert!(verify("e30.e30.c2ln", &unknown, &keys, &validations()).is_none(), "an unknown kid asks for a fetch");
+    }
+}
