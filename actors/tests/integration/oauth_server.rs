@@ -404,3 +404,67 @@ async fn the_python_sdk_oauth_client_completes_the_flow() {
     assert!(!tools.contains(&"time"), "a tool needing a scope the token lacks is not listed: {tools:?}");
     assert!(report["hops"].as_u64().is_some_and(|h| h >= 2), "login and consent were redirects: {report}");
 }
+
+/// In a streamable-HTTP session every request carries its token: the session's `tools/list`
+/// follows the token of each request, a hidden tool's call is 403, and a request without a token
+/// is 401 even with a valid session id.
+#[actix_rt::test]
+async fn sessions_judge_every_request_by_its_own_token() {
+    let Some(provider) = spawn_provider() else { return };
+    let rules = ToolScopes::new(vec![("sleep".into(), vec!["tools:admin".into()])]);
+    let oauth = OAuthSettings { tool_scopes: rules, ..settings(&provider) };
+    let server = start_with(test_catalog(), mcpd::ServerOptions { sessions: true, ..Default::default() }, |c| {
+        c.mode = mcpd_actors::TransportMode::StreamableHttp;
+        c.oauth = Some(oauth);
+    })
+    .await;
+    let resource = server.url("/mcp");
+    let basic = format!("Bearer {}", provider.token("cc-client", "mcp", &resource).await);
+    let admin = format!("Bearer {}", provider.token("cc-client", "mcp tools:admin", &resource).await);
+    let accept = ("accept", "application/json, text/event-stream");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let reply = post(&server, &[accept, ("authorization", &basic)], &init).await;
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    let session = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let request =
+        |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let headers = |auth: &str| -> Vec<(&'static str, String)> {
+        let mut h = vec![
+            ("accept", accept.1.to_owned()),
+            ("mcp-session-id", session.clone()),
+            ("mcp-protocol-version", "2025-11-25".to_owned()),
+        ];
+        if !auth.is_empty() {
+            h.push(("authorization", auth.to_owned()));
+        }
+        h
+    };
+    let send_in = |auth: String, body: Value| {
+        let headers = headers(&auth);
+        let server = &server;
+        async move {
+            let borrowed: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            post(server, &borrowed, &body).await
+        }
+    };
+    let names = |reply: &Reply| -> Vec<String> {
+        reply.json()["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let listed = send_in(basic.clone(), request(1, "tools/list", json!({}))).await;
+    assert!(!names(&listed).contains(&"sleep".to_owned()), "{:?}", names(&listed));
+    let listed = send_in(admin.clone(), request(2, "tools/list", json!({}))).await;
+    assert!(names(&listed).contains(&"sleep".to_owned()), "{:?}", names(&listed));
+    let refused = send_in(basic, request(3, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}}))).await;
+    assert_eq!(refused.status, 403);
+    assert!(challenge(&refused).contains("scope=\"tools:admin\""), "{}", challenge(&refused));
+    let ran = send_in(admin, request(4, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}}))).await;
+    assert_eq!(ran.status, 200, "{}", String::from_utf8_lossy(&ran.body));
+    let anonymous = send_in(String::new(), request(5, "tools/list", json!({}))).await;
+    assert_eq!(anonymous.status, 401);
+}
