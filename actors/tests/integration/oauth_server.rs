@@ -468,3 +468,35 @@ async fn sessions_judge_every_request_by_its_own_token() {
     let anonymous = send_in(String::new(), request(5, "tools/list", json!({}))).await;
     assert_eq!(anonymous.status, 401);
 }
+
+/// OAuth flags that cannot work stop startup with one line naming what is missing (exit 2).
+#[test]
+fn incomplete_oauth_flags_are_usage_errors() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--auth-scope", "mcp"], "--auth-resource, --auth-scope and --auth-introspection need --auth-issuer"),
+        (&["--auth-issuer", "ftp://as"], "--auth-issuer \"ftp://as\" is not an http(s) URL"),
+        (
+            &["--auth-issuer", "http://127.0.0.1:1", "--auth-introspection", "http://127.0.0.1:1/i"],
+            "--auth-introspection needs --auth-client-id",
+        ),
+        (
+            &[
+                "--auth-issuer",
+                "http://127.0.0.1:1",
+                "--auth-introspection",
+                "http://127.0.0.1:1/i",
+                "--auth-client-id",
+                "me",
+            ],
+            "--auth-introspection needs the client secret: --auth-client-secret-file FILE or MCPD_AUTH_CLIENT_SECRET",
+        ),
+    ];
+    for (args, message) in cases {
+        let mut cmd = mcpd_command();
+        cmd.args(args).args(["-p", "0"]).env_remove("MCPD_AUTH_CLIENT_SECRET");
+        let output = crate::support::process::run_with_timeout(&mut cmd, b"", Duration::from_secs(30));
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = crate::support::process::text(&output.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
