@@ -45,6 +45,9 @@ pub(crate) struct IssuerKeys {
     fetching: tokio::sync::Mutex<()>,
     /// Key-set fetches done (for the status and the tests of the rate limit).
     fetches: AtomicU64,
+    /// Bumped whenever a new key set replaces the cached one (tokens verified with an older one
+    /// are verified again).
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for IssuerKeys {
@@ -85,12 +88,18 @@ impl IssuerKeys {
             known: RwLock::default(),
             fetching: tokio::sync::Mutex::new(()),
             fetches: AtomicU64::new(0),
+            generation: AtomicU64::new(0),
         }
     }
 
     /// Key-set fetches so far.
     pub(crate) fn fetches(&self) -> u64 {
         self.fetches.load(Ordering::Relaxed)
+    }
+
+    /// The generation of the cached key set.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// The issuer.
@@ -151,6 +160,7 @@ impl IssuerKeys {
                 known.jwks_uri = Some(jwks_uri);
                 known.keys = Arc::new(keys);
                 known.fetched = Some((Instant::now(), None));
+                self.generation.fetch_add(1, Ordering::Release);
             }
             Err(error) => {
                 log::warn!("issuer {}: {error}", self.issuer);

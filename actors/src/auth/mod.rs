@@ -5,11 +5,14 @@
 //! the core's rules (`mcpd::auth::oauth`). It counts every outcome by reason for `/metrics`.
 //!
 //! With a cached key, a token is decided without waiting ([`Authenticator::decide_now`]); only a
-//! fetch makes the guard wait ([`Authenticator::decide`]).
+//! fetch makes the guard wait ([`Authenticator::decide`]). A JWT once verified is remembered by
+//! its digest until it expires or its issuer's key set changes ([`verified`]), so a reused token
+//! costs a hash and a lookup, not a signature check.
 
 mod fetch;
 mod introspect;
 mod keys;
+mod verified;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use serde_json::{json, Value};
 use fetch::FetchLimits;
 use introspect::Introspector;
 use keys::{Cached, IssuerKeys};
+use verified::Verified;
 
 use crate::counts::EdgeCounters;
 
@@ -43,6 +47,8 @@ pub(crate) struct Authenticator {
     checks: Vec<(Algorithm, Validation)>,
     /// Where the outcomes are counted (read by `/metrics`).
     edge: Arc<EdgeCounters>,
+    /// JWTs already verified (by digest), reused until they expire or their key set changes.
+    verified: Verified,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -75,6 +81,7 @@ impl Authenticator {
             rules: Arc::new(settings.tool_scopes.clone()),
             checks: keys::validations(),
             edge,
+            verified: Verified::default(),
             resource,
             settings,
         }
@@ -149,12 +156,20 @@ impl Authenticator {
                 None => Decision::Now(Err(AuthOutcome::Malformed)),
             };
         }
-        let (header, issuer) = match self.jwt_issuer(token) {
+        let key = verified::digest(token);
+        if let Some(access) =
+            self.verified.get(&key, now(), |i| self.issuers.get(i).map_or(u64::MAX, IssuerKeys::generation))
+        {
+            return Decision::Now(Ok(access));
+        }
+        let (header, index) = match self.jwt_issuer(token) {
             Ok(found) => found,
             Err(outcome) => return Decision::Now(Err(outcome)),
         };
+        let issuer = &self.issuers[index];
+        let generation = issuer.generation();
         match issuer.verify_cached(token, &header, &self.checks) {
-            Cached::Done(claims) => Decision::Now(self.grant(claims)),
+            Cached::Done(claims) => Decision::Now(self.grant_verified(key, claims, index, generation)),
             Cached::Fetch => Decision::Later,
         }
     }
@@ -166,23 +181,48 @@ impl Authenticator {
             let default_issuer = self.settings.issuers.first().map(String::as_str);
             return self.grant(introspection.claims(token, default_issuer, self.limits()).await);
         }
-        let (header, issuer) = self.jwt_issuer(token)?;
+        let (header, index) = self.jwt_issuer(token)?;
+        let issuer = &self.issuers[index];
+        let generation = issuer.generation();
         let claims = issuer.verify_fresh(token, &header, &self.checks, self.settings.jwks_refresh, self.limits()).await;
-        self.grant(claims)
+        // A fetch bumped the generation: remember the token under the one it was verified with.
+        let generation = if claims.is_ok() { issuer.generation() } else { generation };
+        self.grant_verified(verified::digest(token), claims, index, generation)
     }
 
-    /// The header of a JWT and the configured issuer it claims (read before verifying, only to
-    /// choose the keys; an issuer not configured is refused without any fetch).
-    fn jwt_issuer(&self, token: &str) -> Result<(TokenHeader, &IssuerKeys), AuthOutcome> {
+    /// The header of a JWT and the index of the configured issuer it claims (read before
+    /// verifying, only to choose the keys; an issuer not configured is refused without any fetch).
+    fn jwt_issuer(&self, token: &str) -> Result<(TokenHeader, usize), AuthOutcome> {
         let (header, iss) = read_jwt(token)?;
-        let issuer = iss.as_deref().and_then(|iss| self.issuers.iter().find(|i| i.issuer() == iss));
-        issuer.map(|issuer| (header, issuer)).ok_or(AuthOutcome::WrongIssuer)
+        let index = iss.as_deref().and_then(|iss| self.issuers.iter().position(|i| i.issuer() == iss));
+        index.map(|index| (header, index)).ok_or(AuthOutcome::WrongIssuer)
+    }
+
+    /// [`Self::grant`] for a verified JWT, remembered when it is granted.
+    fn grant_verified(
+        &self,
+        key: [u8; 32],
+        claims: Result<Claims, AuthOutcome>,
+        issuer: usize,
+        generation: u64,
+    ) -> Result<Arc<Access>, AuthOutcome> {
+        let exp = claims.as_ref().ok().and_then(|c| c.exp);
+        let access = self.grant(claims)?;
+        if let Some(exp) = exp {
+            let leeway = i64::try_from(self.settings.leeway.as_secs()).unwrap_or(0);
+            self.verified.put(key, access.clone(), exp.saturating_add(leeway), issuer, generation);
+        }
+        Ok(access)
     }
 
     fn grant(&self, claims: Result<Claims, AuthOutcome>) -> Result<Arc<Access>, AuthOutcome> {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let granted =
-            claims?.check(&self.settings, &self.resource, i64::try_from(now.as_secs()).unwrap_or(i64::MAX))?;
+        let granted = claims?.check(&self.settings, &self.resource, now())?;
         Ok(Arc::new(Access { granted, rules: self.rules.clone() }))
     }
+}
+
+/// Seconds since the epoch.
+fn now() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_secs()).unwrap_or(i64::MAX)
 }
