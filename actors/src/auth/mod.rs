@@ -5,8 +5,8 @@
 //! the core's rules (`mcpd::auth::oauth`). It counts every outcome by reason for `/metrics`.
 //!
 //! With a cached key, a token is decided without waiting ([`Authenticator::decide_now`]); only a
-//! fetch makes the guard wait ([`Authenticator::decide`]). A JWT once verified is remembered by
-//! its digest until it expires or its issuer's key set changes ([`verified`]), so a reused token
+//! fetch makes the guard wait ([`Authenticator::decide`]). A JWT once verified is remembered
+//! until it expires or its issuer's key set changes ([`verified`]), so a reused token
 //! costs a hash and a lookup, not a signature check.
 
 mod fetch;
@@ -47,7 +47,7 @@ pub(crate) struct Authenticator {
     checks: Vec<(Algorithm, Validation)>,
     /// Where the outcomes are counted (read by `/metrics`).
     edge: Arc<EdgeCounters>,
-    /// JWTs already verified (by digest), reused until they expire or their key set changes.
+    /// JWTs already verified, reused until they expire or their key set changes.
     verified: Verified,
 }
 
@@ -156,9 +156,8 @@ impl Authenticator {
                 None => Decision::Now(Err(AuthOutcome::Malformed)),
             };
         }
-        let key = verified::digest(token);
         if let Some(access) =
-            self.verified.get(&key, now(), |i| self.issuers.get(i).map_or(u64::MAX, IssuerKeys::generation))
+            self.verified.get(token, now(), |i| self.issuers.get(i).map_or(u64::MAX, IssuerKeys::generation))
         {
             return Decision::Now(Ok(access));
         }
@@ -169,7 +168,7 @@ impl Authenticator {
         let issuer = &self.issuers[index];
         let generation = issuer.generation();
         match issuer.verify_cached(token, &header, &self.checks) {
-            Cached::Done(claims) => Decision::Now(self.grant_verified(key, claims, index, generation)),
+            Cached::Done(claims) => Decision::Now(self.grant_verified(token, claims, index, generation)),
             Cached::Fetch => Decision::Later,
         }
     }
@@ -187,7 +186,7 @@ impl Authenticator {
         let claims = issuer.verify_fresh(token, &header, &self.checks, self.settings.jwks_refresh, self.limits()).await;
         // A fetch bumped the generation: remember the token under the one it was verified with.
         let generation = if claims.is_ok() { issuer.generation() } else { generation };
-        self.grant_verified(verified::digest(token), claims, index, generation)
+        self.grant_verified(token, claims, index, generation)
     }
 
     /// The header of a JWT and the index of the configured issuer it claims (read before
@@ -201,7 +200,7 @@ impl Authenticator {
     /// [`Self::grant`] for a verified JWT, remembered when it is granted.
     fn grant_verified(
         &self,
-        key: [u8; 32],
+        token: &str,
         claims: Result<Claims, AuthOutcome>,
         issuer: usize,
         generation: u64,
@@ -210,7 +209,7 @@ impl Authenticator {
         let access = self.grant(claims)?;
         if let Some(exp) = exp {
             let leeway = i64::try_from(self.settings.leeway.as_secs()).unwrap_or(0);
-            self.verified.put(key, access.clone(), exp.saturating_add(leeway), issuer, generation);
+            self.verified.put(token, access.clone(), exp.saturating_add(leeway), issuer, generation);
         }
         Ok(access)
     }
