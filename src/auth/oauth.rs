@@ -232,14 +232,23 @@ pub fn bearer_token(authorization: &str) -> Option<&str> {
 /// Whether a token has the shape of a JWS compact serialization (three Base64url parts); other
 /// tokens are opaque (introspection).
 pub fn looks_like_jwt(token: &str) -> bool {
-    let mut parts = 0;
-    for part in token.split('.') {
-        parts += 1;
-        if part.is_empty() && parts < 3 || !part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+    // One pass over the bytes (this runs on every request with OAuth on): two dots, non-empty
+    // header and payload, Base64url characters only.
+    let (mut dots, mut run) = (0, 0);
+    for &b in token.as_bytes() {
+        if b == b'.' {
+            if run == 0 || dots == 2 {
+                return false;
+            }
+            dots += 1;
+            run = 0;
+        } else if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            run += 1;
+        } else {
             return false;
         }
     }
-    parts == 3
+    dots == 2
 }
 
 /// Where an issuer's metadata may be, in the order they are tried: RFC 8414 (path inserted
