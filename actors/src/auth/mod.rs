@@ -150,16 +150,16 @@ impl Authenticator {
 
     /// The token's verdict when no fetch is needed.
     pub(crate) fn decide_now(&self, token: &str) -> Decision {
+        // A token verified before is taken as it is (only JWTs that verified are there).
+        let generation = |i: usize| self.issuers.get(i).map_or(u64::MAX, IssuerKeys::generation);
+        if let Some(access) = self.verified.get(token, now(), generation) {
+            return Decision::Now(Ok(access));
+        }
         if !mcpd::auth::oauth::looks_like_jwt(token) {
             return match &self.introspection {
                 Some(_) => Decision::Later,
                 None => Decision::Now(Err(AuthOutcome::Malformed)),
             };
-        }
-        if let Some(access) =
-            self.verified.get(token, now(), |i| self.issuers.get(i).map_or(u64::MAX, IssuerKeys::generation))
-        {
-            return Decision::Now(Ok(access));
         }
         let (header, index) = match self.jwt_issuer(token) {
             Ok(found) => found,
