@@ -500,3 +500,47 @@ fn incomplete_oauth_flags_are_usage_errors() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
 }
+
+/// The binary configured from `mcp.properties` (`auth.issuers`, `auth.scopes`,
+/// `auth.toolScope.PATTERN`) and a declared tool's `requiredScopes`: each caller lists only the
+/// tools its token's scopes allow.
+#[actix_rt::test]
+async fn properties_and_declared_tools_carry_the_scopes() {
+    let Some(provider) = spawn_provider() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tools = json!({"tools": [{
+        "name": "say", "description": "Prints its text.", "argv": ["echo", "{text}"],
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "requiredScopes": ["files:write"]
+    }]});
+    std::fs::write(dir.path().join("tools.json"), tools.to_string()).expect("tools file");
+    let properties = format!(
+        "auth.issuers={}\nauth.scopes=mcp\nauth.toolScope.time=tools:admin\ntoolsFile={}\n",
+        provider.issuer(),
+        dir.path().join("tools.json").display()
+    );
+    std::fs::write(dir.path().join("mcp.properties"), properties).expect("properties");
+    let mut cmd = mcpd_command();
+    cmd.arg("-c").arg(dir.path().join("mcp.properties")).args(["-d"]).arg(dir.path());
+    let child = HttpChild::spawn_command(cmd);
+    let resource = child.url();
+    let list = |scope: &'static str| {
+        let (provider, resource) = (&provider, resource.clone());
+        async move {
+            let token = provider.token("cc-client", scope, &resource).await;
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+            let headers = [("content-type", "application/json"), ("authorization", &format!("Bearer {token}"))];
+            let reply = send("POST", &resource, &headers, serde_json::to_vec(&body).expect("json")).await;
+            assert_eq!(reply.status, 200, "{scope}: {}", String::from_utf8_lossy(&reply.body));
+            let tools = reply.json()["result"]["tools"].as_array().cloned().unwrap_or_default();
+            tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect::<Vec<_>>()
+        }
+    };
+    let basic = list("mcp").await;
+    assert!(basic.contains(&"echo".to_owned()), "{basic:?}");
+    assert!(!basic.contains(&"time".to_owned()) && !basic.contains(&"say".to_owned()), "{basic:?}");
+    let all = list("mcp tools:admin files:write").await;
+    assert!(all.contains(&"time".to_owned()) && all.contains(&"say".to_owned()), "{all:?}");
+    let doc = send("GET", &child.url().replace("/mcp", "/.well-known/oauth-protected-resource"), &[], Vec::new()).await;
+    assert_eq!(doc.json()["scopes_supported"], json!(["mcp", "files:write", "tools:admin"]));
+}
