@@ -4,6 +4,10 @@
 //! `cargo run --release --example perf_server -- MODE PORT` with MODE `bare` (the bench's bare
 //! actix-web JSON echo) or `http` (mcpd's session-less `http` listener over the built-in tools,
 //! as `benches/load.rs` starts it). One actix worker; runs until killed.
+//!
+//! With `MCPD_PERF_ISSUER=URL` the `http` server is an OAuth resource server trusting that issuer
+//! (resource `http://127.0.0.1:PORT/mcp`): every request needs a bearer token of it
+//! (`scripts/perf/drive.py` sends `MCPD_PERF_TOKEN`), to measure what token checks cost.
 
 #![allow(clippy::print_stdout, reason = "an example reports on standard output")]
 
@@ -34,7 +38,11 @@ fn main() -> std::io::Result<()> {
                 let mut catalog = mcpd::Catalog::new();
                 mcpd::builtin::register(&mut catalog);
                 let server = Arc::new(mcpd::McpServer::new(mcpd::ServerOptions::default(), catalog));
-                let config = ListenerConfig { port, mode: TransportMode::Http, workers: 1, ..Default::default() };
+                let oauth = std::env::var("MCPD_PERF_ISSUER")
+                    .ok()
+                    .map(|issuer| mcpd::auth::oauth::OAuthSettings { issuers: vec![issuer], ..Default::default() });
+                let config =
+                    ListenerConfig { port, mode: TransportMode::Http, workers: 1, oauth, ..Default::default() };
                 let runtime = Mcpd::new(server, config.clone(), Vec::new());
                 let status = runtime.start(config).await.map_err(|e| std::io::Error::other(e.to_string()))?;
                 println!("mcpd http on {}", status.port);

@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 MCPD_TEST_PYTHON="$(bash scripts/setup-python.sh | tail -n 1)"
 export MCPD_TEST_PYTHON
 bash scripts/setup-node.sh >/dev/null # the npm reference server for the client interop tests
+bash scripts/setup-oidc.sh >/dev/null # the authorization server (oidc-provider) for the resource-server tests
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

@@ -290,17 +290,27 @@ impl Catalog {
 
     /// One page of tools starting after the key `after`.
     pub(crate) fn tool_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Tool>>, Option<String>) {
-        page(&self.tools, after, size, |e| e.definition.clone())
+        page(&self.tools, after, size, |_| true, |e| e.definition.clone())
+    }
+
+    /// One page of the tools `visible` keeps (a caller's per-tool scopes), starting after `after`.
+    pub(crate) fn visible_tool_page(
+        &self,
+        after: Option<&str>,
+        size: usize,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> (Vec<Arc<Tool>>, Option<String>) {
+        page(&self.tools, after, size, visible, |e| e.definition.clone())
     }
 
     /// One page of prompts.
     pub(crate) fn prompt_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Prompt>>, Option<String>) {
-        page(&self.prompts, after, size, |e| e.definition.clone())
+        page(&self.prompts, after, size, |_| true, |e| e.definition.clone())
     }
 
     /// One page of resources.
     pub(crate) fn resource_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Resource>>, Option<String>) {
-        page(&self.resources, after, size, |e| e.definition.clone())
+        page(&self.resources, after, size, |_| true, |e| e.definition.clone())
     }
 
     /// One page of templates.
@@ -309,7 +319,7 @@ impl Catalog {
         after: Option<&str>,
         size: usize,
     ) -> (Vec<Arc<ResourceTemplate>>, Option<String>) {
-        page(&self.templates, after, size, |e| e.definition.clone())
+        page(&self.templates, after, size, |_| true, |e| e.definition.clone())
     }
 }
 
@@ -319,6 +329,7 @@ fn page<E, T>(
     map: &BTreeMap<String, E>,
     after: Option<&str>,
     size: usize,
+    keep: impl Fn(&str) -> bool,
     f: impl Fn(&E) -> T,
 ) -> (Vec<T>, Option<String>) {
     use std::ops::Bound;
@@ -326,7 +337,7 @@ fn page<E, T>(
         Some(key) => Bound::Excluded(key),
         None => Bound::Unbounded,
     };
-    let mut iter = map.range::<str, _>((lower, Bound::Unbounded));
+    let mut iter = map.range::<str, _>((lower, Bound::Unbounded)).filter(|(k, _)| keep(k));
     let items: Vec<(&String, &E)> = iter.by_ref().take(size.max(1)).collect();
     let next = if iter.next().is_some() { items.last().map(|(k, _)| (*k).clone()) } else { None };
     (items.into_iter().map(|(_, e)| f(e)).collect(), next)

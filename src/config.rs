@@ -87,6 +87,11 @@ impl Properties {
         }
     }
 
+    /// Every key and value, in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The value of `key` split into a list on commas, semicolons and white space.
     pub fn list(&self, key: &str) -> Vec<String> {
         self.get(key).map(split_list).unwrap_or_default()
@@ -249,7 +254,7 @@ impl ToolFilter {
 }
 
 /// Glob match of the whole `text` against `pattern` with `*` and `?`.
-fn glob_match(pattern: &[char], text: &[char]) -> bool {
+pub(crate) fn glob_match(pattern: &[char], text: &[char]) -> bool {
     let (mut p, mut t) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while t < text.len() {

@@ -4,6 +4,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcpd::auth::oauth::OAuthSettings;
 use mcpd::auth::{is_loopback_host, KeySet, OriginPolicy};
 
 /// Default largest accepted request body: 4 MiB.
@@ -165,6 +166,8 @@ pub struct ListenerConfig {
     pub port: u16,
     /// API keys; empty = open.
     pub keys: KeySet,
+    /// OAuth 2.1: tokens of these issuers admit requests (beside any API key); `None`: off.
+    pub oauth: Option<OAuthSettings>,
     /// Accepted origins and hosts besides loopback.
     pub origins: OriginPolicy,
     /// Whether a non-loopback bind without keys is allowed.
@@ -189,6 +192,7 @@ impl Default for ListenerConfig {
             host: DEFAULT_HOST.to_owned(),
             port: mcpd::config::DEFAULT_PORT,
             keys: KeySet::default(),
+            oauth: None,
             origins: OriginPolicy::default(),
             allow_unauthenticated: false,
             mode: TransportMode::Http,
@@ -212,10 +216,10 @@ impl ListenerConfig {
     /// # Errors
     /// A one-line explanation.
     pub fn check_exposure(&self) -> Result<(), String> {
-        if !self.binds_loopback() && self.keys.is_open() && !self.allow_unauthenticated {
+        if !self.binds_loopback() && self.keys.is_open() && self.oauth.is_none() && !self.allow_unauthenticated {
             return Err(format!(
                 "refusing to bind {} without an API key: anyone on the network could call the tools. \
-                 Set --key (or MCPD_KEYS), or pass --allow-unauthenticated",
+                 Set --key (or MCPD_KEYS) or --auth-issuer, or pass --allow-unauthenticated",
                 self.host
             ));
         }

@@ -38,6 +38,7 @@
 //!
 //! The `mcpd` binary (`src/bin/mcpd/`) is a thin command line over this API.
 
+mod auth;
 pub mod client;
 pub mod config;
 mod counts;

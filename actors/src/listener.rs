@@ -143,7 +143,7 @@ impl Listener {
             supported_versions: mcpd::version::ProtocolVersion::all_strings(),
             server: self.server.options().info.clone(),
             tools: self.server.catalog().tools().count(),
-            auth_required: !config.keys.is_open(),
+            auth_required: !config.keys.is_open() || config.oauth.is_some(),
             warnings: self.warnings.clone(),
         };
         self.status.set(status.clone());
@@ -154,6 +154,11 @@ impl Listener {
         let state = web::Data::new(AppState {
             server: self.server.clone(),
             keys: config.keys.clone(),
+            auth: config.oauth.clone().map(|settings| {
+                let resource = settings.resource.clone().unwrap_or_else(|| config.url(port));
+                let name = &self.server.options().info.name;
+                Arc::new(crate::auth::Authenticator::new(settings, resource, name, self.metrics.edge().clone()))
+            }),
             origins: config.origins.clone(),
             check_host: config.binds_loopback(),
             limits: config.limits,

@@ -18,6 +18,7 @@
 //! | `mcpd_sse_streams_cut_total` | – | SSE streams cut off because their reader did not keep up |
 //! | `mcpd_notifications_dropped_total` | – | notifications dropped because their reader did not keep up |
 //! | `mcpd_requests_over_limit_total` | – | requests refused: their session or stdio connection had too many running |
+//! | `mcpd_auth_outcomes_total` | `reason` | with OAuth on: each request's authentication (`ok`, `api_key`, `missing`, `malformed`, `disallowed_alg`, `bad_signature`, `unknown_kid`, `expired`, `not_yet_valid`, `wrong_issuer`, `wrong_audience`, `insufficient_scope`, `introspection_inactive`, `issuer_unavailable`) |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -236,6 +237,18 @@ impl Collector for EdgeCollector {
         for (name, help, counter) in counters {
             let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
             ConstCounter::new(counter.load(Relaxed)).encode(metric)?;
+        }
+        if edge.auth_on.load(Relaxed) {
+            let mut family = encoder.encode_descriptor(
+                "mcpd_auth_outcomes",
+                "OAuth authentication outcomes by reason",
+                None,
+                MetricType::Counter,
+            )?;
+            for outcome in mcpd::auth::oauth::AuthOutcome::ALL {
+                let count = edge.auth_outcomes[outcome.index()].load(Relaxed);
+                ConstCounter::new(count).encode(family.encode_family(&[("reason", outcome.label())])?)?;
+            }
         }
         Ok(())
     }

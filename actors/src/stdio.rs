@@ -57,6 +57,8 @@ impl Connection {
             log_level: self.log_level,
             peer: Some(self.peer.clone()),
             catalog: None,
+            // stdio has no HTTP authentication: whoever starts the process has every tool.
+            access: None,
         }
     }
 }

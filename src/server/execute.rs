@@ -14,10 +14,10 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::list::{visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::method::Method;
 use super::operation::{complete, named_tool};
-use super::options::CacheHint;
+use super::options::{CacheHint, CacheScope};
 use super::reply::Reply;
 use super::{parse_level, McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
@@ -122,8 +122,21 @@ impl McpServer {
                 parse_level(&params)?;
                 (Map::new(), None)
             }
-            (Method::ToolsList, _) => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
-            (Method::ToolsCall, _) => return self.call_tool(params, scope, tool).await,
+            (Method::ToolsList, _) => match &scope.access {
+                None => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
+                // What this caller sees depends on its token: never a shared cache entry.
+                Some(access) => {
+                    let visible = |name: &str| access.may_call(name);
+                    let hint = CacheHint { scope: CacheScope::Private, ..cache.tools };
+                    (visible_tools(catalog, &params, size, &visible)?, Some(hint))
+                }
+            },
+            (Method::ToolsCall, _) => {
+                // The transport refuses such a call first (403 with the scope to ask for); this
+                // keeps a hidden tool unknown on every path.
+                let hidden = tool.zip(scope.access.as_ref()).is_some_and(|(t, a)| !a.may_call(&t.definition.name));
+                return self.call_tool(params, scope, tool.filter(|_| !hidden)).await;
+            }
             (Method::PromptsList, _) => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
             (Method::PromptsGet, _) => (self.get_prompt(params, scope, catalog).await?, None),
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
@@ -269,6 +282,34 @@ mod tests {
     fn a_batch_answer_is_a_json_array_and_none_when_empty() {
         assert_eq!(encode_batch(&[b"1".to_vec(), b"2".to_vec()]), Some(b"[1,2]".to_vec()));
         assert_eq!(encode_batch(&[]), None);
+    }
+
+    #[test]
+    fn a_caller_sees_and_calls_only_the_tools_its_scopes_allow() {
+        use crate::auth::oauth::Granted;
+        use crate::auth::scopes::{Access, ToolScopes};
+        let server = server();
+        let rules = Arc::new(ToolScopes::new(vec![("slow".into(), vec!["slow:run".into()])]));
+        let access = |scopes: &[&str]| {
+            let granted = Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None };
+            Some(Arc::new(Access { granted, rules: rules.clone() }))
+        };
+        let list = |access| {
+            let request = Request { id: RequestId::Number(3), method: "tools/list".into(), params: None };
+            let scope = Scope { access, ..Scope::new(ProtocolVersion::STATELESS) };
+            let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+            let execution = futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap();
+            value(&execution.outcome)
+        };
+        let names = |v: &Value| v["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
+        assert_eq!(names(&list(access(&[]))), [json!("fast")]);
+        assert_eq!(list(access(&[]))["cacheScope"], "private");
+        assert_eq!(names(&list(access(&["slow:run"]))), [json!("fast"), json!("slow")]);
+        assert_eq!(names(&list(None)), [json!("fast"), json!("slow")]);
+        let scope = Scope { access: access(&[]), ..Scope::new(ProtocolVersion::V2025_11_25) };
+        let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+        let hidden = futures_util::FutureExt::now_or_never(server.execute(call("slow"), &scope, limit)).unwrap();
+        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: slow"));
     }
 
     #[test]

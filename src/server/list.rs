@@ -52,6 +52,23 @@ impl<T: Serialize> Listing<T> {
     }
 }
 
+/// `tools/list` as one caller sees it: only the tools `visible` keeps (its per-tool scopes).
+pub(super) fn visible_tools(
+    catalog: &Catalog,
+    params: &Map<String, Value>,
+    size: usize,
+    visible: &dyn Fn(&str) -> bool,
+) -> Result<Map<String, Value>, ProtocolError> {
+    let after = decode_cursor(params)?;
+    let (items, next) = catalog.visible_tool_page(after.as_deref(), size, visible);
+    let mut result = Map::new();
+    result.insert(TOOLS.key.into(), json!(items));
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), json!(URL_SAFE_NO_PAD.encode(next.as_bytes())));
+    }
+    Ok(result)
+}
+
 fn decode_cursor(params: &Map<String, Value>) -> Result<Option<String>, ProtocolError> {
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::stateless::StatelessRequest;
+use crate::auth::scopes::Access;
 use crate::catalog::Catalog;
 use crate::context::{LogLevel, Peer, ToolContext};
 use crate::version::ProtocolVersion;
@@ -28,6 +29,10 @@ pub struct Scope {
     /// `Mcp-Param-*` headers), so that it runs against the same one; `None`: the server takes a
     /// snapshot when the request starts.
     pub catalog: Option<Arc<Catalog>>,
+    /// What an OAuth-authenticated caller may do (its scopes against the per-tool rules):
+    /// `tools/list` shows, and `tools/call` runs, only the tools it may call. `None`: every tool
+    /// (no OAuth, an API key, stdio).
+    pub access: Option<Arc<Access>>,
 }
 
 impl std::fmt::Debug for Scope {
@@ -43,7 +48,15 @@ impl std::fmt::Debug for Scope {
 impl Scope {
     /// A scope with only a version.
     pub fn new(version: ProtocolVersion) -> Self {
-        Scope { version, session_id: None, client_capabilities: None, log_level: None, peer: None, catalog: None }
+        Scope {
+            version,
+            session_id: None,
+            client_capabilities: None,
+            log_level: None,
+            peer: None,
+            catalog: None,
+            access: None,
+        }
     }
 
     /// The scope of a validated stateless request.
@@ -55,6 +68,7 @@ impl Scope {
             log_level: request.log_level,
             peer: None,
             catalog: Some(request.catalog),
+            access: None,
         }
     }
 

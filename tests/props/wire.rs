@@ -329,6 +329,7 @@ impl Connection {
             log_level: self.log_level,
             peer: Some(Arc::new(ImmediatePeer)),
             catalog: None,
+            access: None,
         }
     }
 

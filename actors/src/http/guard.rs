@@ -1,13 +1,27 @@
 //! The guard in front of every route, as middleware: a bad `Host` (loopback binds) or `Origin`
 //! is 403, a missing or wrong API key is 401 (with `WWW-Authenticate: Bearer`), checked in that
 //! order before routing, so no handler (nor a 404 or 405) answers an unchecked request.
+//!
+//! With OAuth on, an API key (when keys are set) or a valid bearer token admits; the protected-
+//! resource metadata is open; a missing or bad token is 401 with the RFC 9728 challenge, a token
+//! without the required scopes 403. A token decided from cached keys costs no wait and no task;
+//! only a key-set fetch or an introspection makes the request wait (boxed, off the hot path). The
+//! admitted token's [`Access`] rides in the request's extensions for the per-tool checks.
 
 use actix_web::body::EitherBody;
 use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header;
-use actix_web::{web, HttpRequest, HttpResponse};
-use futures_util::future::{ready, Either, MapOk, Ready, TryFutureExt as _};
-use mcpd::jsonrpc::ErrorCode;
+use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
+use futures_util::future::{ready, Either, LocalBoxFuture, MapOk, Ready, TryFutureExt as _};
+use mcpd::auth::challenge::METADATA_PATH;
+use mcpd::auth::oauth::{bearer_token, AuthOutcome};
+use mcpd::auth::scopes::Access;
+use mcpd::jsonrpc::{ErrorCode, Request};
+use mcpd::server::Method;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::auth::{Authenticator, Decision};
 
 use super::reply::plain_error;
 use super::AppState;
@@ -17,7 +31,8 @@ pub(super) struct Guard(pub(super) web::Data<AppState>);
 
 impl<S, B> Transform<S, ServiceRequest> for Guard
 where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
+    B: 'static,
 {
     type Response = ServiceResponse<EitherBody<B>>;
     type Error = actix_web::Error;
@@ -26,63 +41,178 @@ where
     type Future = Ready<Result<GuardService<S>, ()>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(GuardService { service, state: self.0.clone() }))
+        ready(Ok(GuardService { service: Rc::new(service), state: self.0.clone() }))
     }
 }
 
 /// The guard around the app's service.
 pub(super) struct GuardService<S> {
-    service: S,
+    /// Shared with the futures of requests that wait for a key-set fetch or an introspection.
+    service: Rc<S>,
     state: web::Data<AppState>,
 }
 
 type Admitted<B> = fn(ServiceResponse<B>) -> ServiceResponse<EitherBody<B>>;
+type Answer<B> = Result<ServiceResponse<EitherBody<B>>, actix_web::Error>;
 
 impl<S, B> Service<ServiceRequest> for GuardService<S>
 where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error> + 'static,
+    B: 'static,
 {
     type Response = ServiceResponse<EitherBody<B>>;
     type Error = actix_web::Error;
-    type Future = Either<Ready<Result<Self::Response, Self::Error>>, MapOk<S::Future, Admitted<B>>>;
+    type Future = Either<Either<Ready<Answer<B>>, MapOk<S::Future, Admitted<B>>>, LocalBoxFuture<'static, Answer<B>>>;
 
     forward_ready!(service);
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
-        match denial(req.request(), &self.state) {
-            Some(denied) => Either::Left(ready(Ok(req.into_response(denied).map_into_right_body()))),
-            None => Either::Right(self.service.call(req).map_ok(ServiceResponse::map_into_left_body as Admitted<B>)),
+        match admission(req.request(), &self.state) {
+            Admission::Deny(denied) => {
+                Either::Left(Either::Left(ready(Ok(req.into_response(denied).map_into_right_body()))))
+            }
+            Admission::Admit(access) => {
+                if let Some(access) = access {
+                    req.extensions_mut().insert(access);
+                }
+                Either::Left(Either::Right(
+                    self.service.call(req).map_ok(ServiceResponse::map_into_left_body as Admitted<B>),
+                ))
+            }
+            Admission::Wait(auth) => {
+                let service = self.service.clone();
+                Either::Right(Box::pin(async move {
+                    let token = bearer(req.request()).unwrap_or_default().to_owned();
+                    match auth.decide(&token).await {
+                        Ok(access) => {
+                            auth.count(AuthOutcome::Ok);
+                            req.extensions_mut().insert(access);
+                            service.call(req).await.map(ServiceResponse::map_into_left_body)
+                        }
+                        Err(outcome) => {
+                            let denied = refusal(&auth, outcome);
+                            Ok(req.into_response(denied).map_into_right_body())
+                        }
+                    }
+                }))
+            }
         }
     }
 }
 
-/// Checks Host, Origin and key, in that order. `None` means the request may proceed.
-fn denial(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
+/// What the guard does with a request.
+enum Admission {
+    /// Answer it with this.
+    Deny(HttpResponse),
+    /// Let it through, with what its token allows (`None`: everything).
+    Admit(Option<Arc<Access>>),
+    /// Its token needs a key-set fetch or an introspection first.
+    Wait(Arc<Authenticator>),
+}
+
+/// The bearer token of the request, if any.
+fn bearer(req: &HttpRequest) -> Option<&str> {
+    // `from_utf8` checks a long token word by word; `HeaderValue::to_str` byte by byte (~10
+    // instructions a byte). Whatever is not a token's characters is refused later anyway.
+    let value = req.headers().get(header::AUTHORIZATION)?;
+    std::str::from_utf8(value.as_bytes()).ok().and_then(bearer_token)
+}
+
+/// Checks Host, Origin and then the credential: an API key, or (with OAuth) a bearer token.
+fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     let headers = req.headers();
     if state.check_host {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !state.origins.host_allowed(host) {
-            return Some(forbidden("Host", host));
+            return Admission::Deny(forbidden("Host", host));
         }
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !state.origins.origin_allowed(origin) {
-            return Some(forbidden("Origin", origin));
+            return Admission::Deny(forbidden("Origin", origin));
         }
     }
-    let authorized = state.keys.authorizes(|name| headers.get(name).and_then(|v| v.to_str().ok()));
-    if !authorized {
+    let key = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let Some(auth) = &state.auth else {
+        if state.keys.authorizes(key) {
+            return Admission::Admit(None);
+        }
         let mut response =
             plain_error(401, ErrorCode::UNAUTHORIZED, "Unauthorized: a valid API key is required".into());
         response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-        return Some(response);
+        return Admission::Deny(response);
+    };
+    // Clients find how to authenticate here, so it is open to every caller.
+    if req.path().starts_with(METADATA_PATH) {
+        return Admission::Admit(None);
     }
-    None
+    if !state.keys.is_open() && state.keys.authorizes(key) {
+        auth.count(AuthOutcome::ApiKey);
+        return Admission::Admit(None);
+    }
+    let Some(token) = bearer(req) else {
+        return Admission::Deny(refusal(auth, AuthOutcome::Missing));
+    };
+    match auth.decide_now(token) {
+        Decision::Now(Ok(access)) => {
+            auth.count(AuthOutcome::Ok);
+            Admission::Admit(Some(access))
+        }
+        Decision::Now(Err(outcome)) => Admission::Deny(refusal(auth, outcome)),
+        Decision::Later => Admission::Wait(auth.clone()),
+    }
+}
+
+/// The answer to a request whose token is refused (counted here): `401` with the challenge,
+/// `403` for a missing scope, `503` when the issuer cannot be asked.
+pub(super) fn refusal(auth: &Authenticator, outcome: AuthOutcome) -> HttpResponse {
+    auth.count(outcome);
+    log::debug!("bearer token refused: {}", outcome.label());
+    let required = auth.required();
+    let (status, message) = match outcome {
+        AuthOutcome::InsufficientScope => (403, format!("Forbidden: {}", outcome.description())),
+        AuthOutcome::IssuerUnavailable => {
+            (503, format!("Service unavailable: {}; try again later", outcome.description()))
+        }
+        _ => (401, format!("Unauthorized: {}", outcome.description())),
+    };
+    with_challenge(plain_error(status, ErrorCode::UNAUTHORIZED, message), &auth.challenge(outcome, &required))
+}
+
+/// `response` with a `WWW-Authenticate` header.
+pub(super) fn with_challenge(mut response: HttpResponse, challenge: &str) -> HttpResponse {
+    if let Ok(value) = header::HeaderValue::from_str(challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// 403 for a `Host` or `Origin` the policy does not allow.
 fn forbidden(header: &str, value: &str) -> HttpResponse {
     log::debug!("rejecting {header} {value:?}");
     plain_error(403, ErrorCode::INVALID_REQUEST, format!("Forbidden: {header} {value:?} is not allowed"))
+}
+
+/// What the guard admitted this request with (`None`: everything — no OAuth, or an API key).
+pub(super) fn access_of(req: &HttpRequest) -> Option<Arc<Access>> {
+    req.extensions().get::<Arc<Access>>().cloned()
+}
+
+/// `403 insufficient_scope` for a `tools/call` of a tool whose own scopes the caller's token
+/// lacks, naming the scopes to ask for; `None`: it may go on.
+pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, state: &AppState) -> Option<HttpResponse> {
+    let (access, auth) = (access?, state.auth.as_ref()?);
+    if Method::parse(&request.method) != Method::ToolsCall {
+        return None;
+    }
+    let tool = request.params.as_ref()?.get("name")?.as_str()?;
+    let ask = auth.tool_refusal(tool, access)?;
+    auth.count(AuthOutcome::InsufficientScope);
+    log::debug!("tools/call {tool:?} refused: the token lacks a scope it needs");
+    let message = format!("Forbidden: tool {tool:?} needs scope {}", ask.join(" "));
+    let challenge = auth.challenge(AuthOutcome::InsufficientScope, &ask);
+    let object = mcpd::jsonrpc::ErrorObject::new(ErrorCode::UNAUTHORIZED, message);
+    let body = mcpd::jsonrpc::Outgoing::Error { id: Some(&request.id), error: &object }.to_vec();
+    Some(with_challenge(super::reply::json_bytes(403, body), &challenge))
 }

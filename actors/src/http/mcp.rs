@@ -7,7 +7,10 @@
 //! task or channel is created per request.
 
 use actix_web::http::header::{self, HeaderMap, HeaderName};
+use std::sync::Arc;
+
 use actix_web::{web, HttpRequest, HttpResponse};
+use mcpd::auth::scopes::Access;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
     encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, Reply,
@@ -16,6 +19,7 @@ use mcpd::server::{
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 
+use super::guard::tool_refusal;
 use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
 use super::stream::sse;
 use super::AppState;
@@ -77,18 +81,32 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         SessionSupport::Enabled => lookup(mcpd::headers::SESSION_ID),
         SessionSupport::Disabled => None,
     };
+    let access = super::guard::access_of(&req);
     match route_post(incoming, &headers.routing, session_id, sessions) {
-        Posted::InSession(session_id, message) => super::session::handle(session_id, message, &state).await,
+        Posted::InSession(session_id, message) => {
+            if let Message::Request(request) = &message {
+                if let Some(refused) = tool_refusal(request, access.as_ref(), &state) {
+                    return refused;
+                }
+            }
+            super::session::handle(session_id, message, &state, access).await
+        }
         Posted::CreateSession(request) => super::session::create(request, &state),
         Posted::MissingSession(request) => {
             state.metrics.rejected(&request);
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
             error_response(Some(&request.id), &error, Era::Stateful)
         }
-        Posted::Stateless(request) => super::stateless::serve(request, &headers, &state).await,
+        Posted::Stateless(request) => match tool_refusal(&request, access.as_ref(), &state) {
+            Some(refused) => refused,
+            None => super::stateless::serve(request, &headers, &state, access).await,
+        },
         Posted::Handshake(request) => {
+            if let Some(refused) = tool_refusal(&request, access.as_ref(), &state) {
+                return refused;
+            }
             let id = request.id.clone();
-            match answer_legacy(request, &headers.routing, &state).await {
+            match answer_legacy(request, &headers.routing, &state, access).await {
                 Ok(result) => result_response(&id, &result),
                 Err(error) => error_response(Some(&id), &error, Era::Stateful),
             }
@@ -96,7 +114,16 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         // Notifications and responses need no answer; without a session nothing awaits them.
         Posted::Unaddressed => missing_session_id(),
         Posted::Accepted => HttpResponse::Accepted().finish(),
-        Posted::Batch(items) => batch(items, &headers.routing, &state).await,
+        Posted::Batch(items) => {
+            let refused = items.iter().find_map(|item| match item {
+                Ok(Message::Request(request)) => tool_refusal(request, access.as_ref(), &state),
+                _ => None,
+            });
+            match refused {
+                Some(refused) => refused,
+                None => batch(items, &headers.routing, &state, access).await,
+            }
+        }
     }
 }
 
@@ -104,6 +131,7 @@ async fn answer_legacy(
     request: Request,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
+    access: Option<Arc<Access>>,
 ) -> Result<Reply, ProtocolError> {
     if Method::parse(&request.method) == Method::Initialize {
         return state.server.initialize(request.params.as_ref()).map(|handshake| Reply::Value(handshake.result));
@@ -115,11 +143,17 @@ async fn answer_legacy(
             return Err(error);
         }
     };
-    execute(&state.server, &state.metrics, request, Scope::new(version), state.limits.tool_timeout).await
+    let scope = Scope { access, ..Scope::new(version) };
+    execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await
 }
 
 /// A JSON-RPC batch: only under 2025-03-26 (the header, or its absence, decides).
-async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<'_>, state: &AppState) -> HttpResponse {
+async fn batch(
+    items: Vec<Result<Message, Rejection>>,
+    routing: &RoutingHeaders<'_>,
+    state: &AppState,
+    access: Option<Arc<Access>>,
+) -> HttpResponse {
     let version = match routing.protocol_version.map(str::trim) {
         None => ProtocolVersion::HTTP_DEFAULT,
         Some(v) => ProtocolVersion::parse(v).unwrap_or(ProtocolVersion::STATELESS),
@@ -127,6 +161,7 @@ async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<
     if !version.allows_batch() {
         return error_response(None, &ProtocolError::BatchNotAllowed(version.as_str()), Era::Stateful);
     }
+    let access = &access;
     let answers = items.into_iter().map(|item| async move {
         match item {
             Err(rejection) => Some(Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec()),
@@ -135,7 +170,7 @@ async fn batch(items: Vec<Result<Message, Rejection>>, routing: &RoutingHeaders<
                 let outcome = if http_era(request.params.as_ref(), None) == Era::Stateless {
                     Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
                 } else {
-                    answer_legacy(request, routing, state).await
+                    answer_legacy(request, routing, state, access.clone()).await
                 };
                 Some(encode_answer(&id, Era::Stateful, &outcome))
             }

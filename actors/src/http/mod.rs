@@ -7,11 +7,13 @@
 //! | `/sse`, `/messages` | `GET`, `POST` (with sessions) | the 2024-11-05 HTTP+SSE transport |
 //! | `/`, `/status` | `GET` | the status JSON |
 //! | `/metrics` | `GET` | Prometheus text |
+//! | `/.well-known/oauth-protected-resource[/…]` | `GET` | RFC 9728 metadata (with OAuth; open to every caller) |
 //! | anything else | | 404 |
 //!
 //! Other methods on a route are 405 with `Allow`. Every route, the 404 and the 405 included, is
 //! behind one guard middleware ([`guard`]): a bad `Host` (loopback binds) or `Origin` is 403, a
-//! missing or wrong key is 401.
+//! missing or wrong key is 401; with OAuth, a missing or bad token is 401 and a missing scope 403,
+//! each with its `WWW-Authenticate` challenge.
 //!
 //! Slow and stalled clients are bounded here too: open connections are capped and counted
 //! ([`connections`]), request bodies have a deadline and stalled ones a cap of their own
@@ -35,6 +37,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
 use actix_web::{web, App, HttpRequest, HttpResponse};
+use mcpd::auth::challenge::METADATA_PATH;
 use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::jsonrpc::ErrorCode;
 use mcpd::server::SessionSupport;
@@ -52,6 +55,8 @@ pub(crate) struct AppState {
     pub server: Arc<McpServer>,
     /// API keys.
     pub keys: KeySet,
+    /// OAuth 2.1 resource server, when on.
+    pub auth: Option<Arc<crate::auth::Authenticator>>,
     /// Origin and Host policy.
     pub origins: OriginPolicy,
     /// Whether the listener is bound to loopback (then `Host` is checked).
@@ -136,6 +141,11 @@ fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
     }
     cfg.service(mcp)
         .service(web::resource("/metrics").route(web::get().to(metrics)).default_service(not_allowed(GET)))
+        .service(
+            web::resource([METADATA_PATH, "/.well-known/oauth-protected-resource/{tail:.*}"])
+                .route(web::get().to(resource_metadata))
+                .default_service(not_allowed(GET)),
+        )
         .service(web::resource(["/", "/status"]).route(web::get().to(status)).default_service(not_allowed(GET)))
         .default_service(web::to(not_found));
 }
@@ -148,8 +158,19 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         if let Some(serde_json::Value::Object(more)) = state.extras.as_ref().map(|extras| extras()) {
             object.extend(more);
         }
+        if let Some(auth) = &state.auth {
+            object.insert("oauth".into(), auth.status());
+        }
     }
     HttpResponse::Ok().json(status)
+}
+
+/// RFC 9728 protected-resource metadata (`404` when OAuth is off).
+async fn resource_metadata(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    match &state.auth {
+        Some(auth) => HttpResponse::Ok().json(auth.metadata()),
+        None => not_found(req).await,
+    }
 }
 
 async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {

@@ -12,6 +12,7 @@
 //! A session runs at most `max_in_flight` requests at once (more are answered 429), and every
 //! stream it feeds is bounded ([`crate::queue`]).
 
+use mcpd::auth::scopes::Access;
 use std::sync::{Arc, Mutex};
 
 use actix::Actor as _;
@@ -127,11 +128,16 @@ pub(super) fn create(request: Request, state: &AppState) -> HttpResponse {
 }
 
 /// A message carrying a session id.
-pub(super) async fn handle(session_id: &str, message: Message, state: &AppState) -> HttpResponse {
+pub(super) async fn handle(
+    session_id: &str,
+    message: Message,
+    state: &AppState,
+    access: Option<Arc<Access>>,
+) -> HttpResponse {
     let Some(handle) = state.sessions.get(session_id) else { return session_not_found() };
     handle.shared.touch();
     match deliver(&handle, message) {
-        Some(request) => request_in_session(handle, request, state).await,
+        Some(request) => request_in_session(handle, request, state, access).await,
         None => HttpResponse::Accepted().finish(),
     }
 }
@@ -172,7 +178,13 @@ fn session_method(request: &Request, method: Method, handle: &SessionHandle) -> 
 }
 
 /// The scope of a request in a session whose messages to the client go to `sink`.
-fn scope_for(handle: &SessionHandle, negotiated: &Negotiated, sink: PeerSink, state: &AppState) -> Scope {
+fn scope_for(
+    handle: &SessionHandle,
+    negotiated: &Negotiated,
+    sink: PeerSink,
+    state: &AppState,
+    access: Option<Arc<Access>>,
+) -> Scope {
     let peer = RequestPeer::new(sink, handle.shared.clone(), state.session_config.client_request_timeout);
     Scope {
         version: negotiated.version,
@@ -181,10 +193,16 @@ fn scope_for(handle: &SessionHandle, negotiated: &Negotiated, sink: PeerSink, st
         log_level: handle.shared.log_level(),
         peer: Some(Arc::new(peer)),
         catalog: None,
+        access,
     }
 }
 
-async fn request_in_session(handle: SessionHandle, request: Request, state: &AppState) -> HttpResponse {
+async fn request_in_session(
+    handle: SessionHandle,
+    request: Request,
+    state: &AppState,
+    access: Option<Arc<Access>>,
+) -> HttpResponse {
     let started = std::time::Instant::now();
     let Some(negotiated) = handle.shared.negotiated() else {
         let error = ProtocolError::InvalidRequest("send initialize first".into());
@@ -210,7 +228,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let (out, messages) = outbox(queue, what, &edge);
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state));
+    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state, access));
     let execution = Box::pin(async move {
         let _in_flight = in_flight;
         running.await
@@ -333,6 +351,10 @@ pub(super) async fn legacy_messages(
         Err(rejection) => return rejection_response(&rejection),
     };
     let Some(request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
+    let access = super::guard::access_of(&req);
+    if let Some(refused) = super::guard::tool_refusal(&request, access.as_ref(), &state) {
+        return refused;
+    }
     let Some(in_flight) = handle.shared.admit() else {
         return refuse_over_limit(&request, Method::parse(&request.method), &handle, &state);
     };
@@ -355,7 +377,7 @@ pub(super) async fn legacy_messages(
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());
-            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state)).await
+            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state, access)).await
         } else {
             Some(Err(ProtocolError::InvalidRequest("send initialize first".into())))
         };

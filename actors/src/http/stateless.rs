@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::HttpResponse;
+use mcpd::auth::scopes::Access;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, Request};
@@ -41,7 +42,12 @@ impl Peer for StatelessPeer {
 }
 
 /// Serves one stateless request.
-pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &AppState) -> HttpResponse {
+pub(super) async fn serve(
+    request: Request,
+    headers: &HttpHeaders<'_>,
+    state: &AppState,
+    access: Option<Arc<Access>>,
+) -> HttpResponse {
     let valid = match state.server.validate_stateless(&request, Some(headers)) {
         Ok(valid) => valid,
         Err(error) => {
@@ -56,7 +62,7 @@ pub(super) async fn serve(request: Request, headers: &HttpHeaders<'_>, state: &A
     }
     let id = request.id.clone();
     let may_stream = valid.may_stream();
-    let scope = Scope::stateless(valid);
+    let scope = Scope { access, ..Scope::stateless(valid) };
     if !may_stream {
         // The hot path: nothing can be streamed, so nothing is set up for it.
         let outcome = execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await;

@@ -39,6 +39,7 @@ mod interop_python;
 mod lifecycle;
 mod mrtr;
 mod oauth_login;
+mod oauth_server;
 mod panic_containment;
 mod sessions;
 mod sessions_interop;

@@ -115,6 +115,34 @@ pub(crate) struct ServeArgs {
     /// Most bytes of SSE events queued for a slow reader before the stream is cut off (default 8 MiB).
     #[arg(long)]
     pub(crate) max_queued_bytes: Option<usize>,
+    /// OAuth 2.1: accept access tokens of this authorization server (its issuer URL; repeatable;
+    /// `auth.issuers`). Turns OAuth on.
+    #[arg(long = "auth-issuer", value_name = "URL")]
+    pub(crate) auth_issuers: Vec<String>,
+    /// This server's resource URL, the `aud` tokens must carry (default: http://HOST:PORT/mcp as
+    /// bound; set it behind a proxy).
+    #[arg(long = "auth-resource", value_name = "URL")]
+    pub(crate) auth_resource: Option<String>,
+    /// A scope every request's token needs (repeatable; `auth.scopes`).
+    #[arg(long = "auth-scope", value_name = "SCOPE")]
+    pub(crate) auth_scopes: Vec<String>,
+    /// Scopes the tools matching PATTERN need (`remote__*=docs:read`; repeatable;
+    /// `auth.toolScope.PATTERN=SCOPES`).
+    #[arg(long = "auth-tool-scope", value_name = "PATTERN=SCOPES")]
+    pub(crate) auth_tool_scopes: Vec<String>,
+    /// RFC 7662 introspection endpoint for opaque tokens (with --auth-client-id and the secret in
+    /// --auth-client-secret-file or MCPD_AUTH_CLIENT_SECRET).
+    #[arg(long = "auth-introspection", value_name = "URL")]
+    pub(crate) auth_introspection: Option<String>,
+    /// The client id mcpd introspects tokens with.
+    #[arg(long = "auth-client-id", value_name = "ID")]
+    pub(crate) auth_client_id: Option<String>,
+    /// A file holding the introspection client secret (never on the command line).
+    #[arg(long = "auth-client-secret-file", value_name = "FILE")]
+    pub(crate) auth_client_secret_file: Option<PathBuf>,
+    /// Shortest time in seconds between key-set fetches caused by an unknown key id (default 30).
+    #[arg(long = "auth-jwks-refresh", value_name = "SECONDS")]
+    pub(crate) auth_jwks_refresh: Option<u64>,
     /// Do not offer the file tools at all (they are on, read-only, by default).
     #[arg(long)]
     pub(crate) no_file_tools: bool,

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcpd::auth::oauth::{IntrospectionSettings, OAuthSettings, Secret};
 use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::catalog::LiveCatalog;
 use mcpd::config::{Properties, ToolFilter};
@@ -110,6 +111,8 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
 
     let tool_options = tool_options(args, &props)?;
+    let declared_scopes: Vec<(String, Vec<String>)> =
+        tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
     let tools = assemble(&root, tool_options, &filter);
@@ -130,7 +133,8 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     }
     let live = Arc::new(LiveCatalog::new(tools.catalog));
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
-    let listener = listener_config(args, &props, max_command_time)?;
+    let mut listener = listener_config(args, &props, max_command_time)?;
+    listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
     Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, credentials, project_dir })
@@ -198,6 +202,7 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
         host: pick_text(&args.host, props, "host").unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
         port: pick(args.port, props, "port")?.unwrap_or(mcpd::config::DEFAULT_PORT),
         keys: KeySet::new(keys),
+        oauth: None,
         origins: OriginPolicy { allowed_origins, allowed_hosts },
         allow_unauthenticated: args.allow_unauthenticated,
         mode: if args.session { TransportMode::StreamableHttp } else { TransportMode::Http },
@@ -231,4 +236,96 @@ fn connection_limits(args: &ServeArgs, props: &Properties) -> Result<ConnectionL
         connections.send_timeout = Duration::from_secs(secs);
     }
     Ok(connections)
+}
+
+/// Environment variable with the introspection client secret.
+const CLIENT_SECRET_ENV: &str = "MCPD_AUTH_CLIENT_SECRET";
+
+/// OAuth 2.1 (on when an issuer is configured): issuers, resource, scopes, per-tool scopes
+/// (declared tools' `requiredScopes`, then `--auth-tool-scope` / `auth.toolScope.PATTERN`),
+/// introspection and the key-set refresh interval.
+fn oauth_settings(
+    args: &ServeArgs,
+    props: &Properties,
+    declared: &[(String, Vec<String>)],
+) -> Result<Option<OAuthSettings>, Fatal> {
+    let mut issuers = args.auth_issuers.clone();
+    issuers.extend(props.list("auth.issuers"));
+    if issuers.is_empty() {
+        let stray = args.auth_resource.is_some() || !args.auth_scopes.is_empty() || args.auth_introspection.is_some();
+        return match stray {
+            true => Err(usage("--auth-resource, --auth-scope and --auth-introspection need --auth-issuer")),
+            false => Ok(None),
+        };
+    }
+    for issuer in &issuers {
+        if !(issuer.starts_with("https://") || issuer.starts_with("http://")) {
+            return Err(usage(format!("--auth-issuer {issuer:?} is not an http(s) URL")));
+        }
+    }
+    let mut settings = OAuthSettings { issuers, ..OAuthSettings::default() };
+    settings.resource = pick_text(&args.auth_resource, props, "auth.resource");
+    if let Some(resource) = &settings.resource {
+        if !(resource.starts_with("https://") || resource.starts_with("http://")) {
+            return Err(usage(format!("--auth-resource {resource:?} is not an http(s) URL")));
+        }
+    }
+    settings.scopes = args.auth_scopes.clone();
+    settings.scopes.extend(props.list("auth.scopes"));
+    for (name, scopes) in declared {
+        settings.tool_scopes.add(name, scopes.clone());
+    }
+    let mut rules: Vec<(String, String)> = Vec::new();
+    for rule in &args.auth_tool_scopes {
+        let (pattern, scopes) = rule
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--auth-tool-scope {rule:?}: expected PATTERN=SCOPES")))?;
+        rules.push((pattern.trim().to_owned(), scopes.to_owned()));
+    }
+    for (key, value) in props.entries() {
+        if let Some(pattern) = key.strip_prefix("auth.toolScope.") {
+            rules.push((pattern.to_owned(), value.to_owned()));
+        }
+    }
+    for (pattern, scopes) in rules {
+        settings.tool_scopes.add(&pattern, mcpd::config::split_list(&scopes));
+    }
+    if let Some(secs) = pick(args.auth_jwks_refresh, props, "auth.jwksRefreshSeconds")? {
+        settings.jwks_refresh = Duration::from_secs(secs);
+    }
+    if let Some(secs) = pick::<u64>(None, props, "auth.leewaySeconds")? {
+        settings.leeway = Duration::from_secs(secs);
+    }
+    if let Some(secs) = pick::<u64>(None, props, "auth.fetchTimeoutSeconds")? {
+        settings.fetch_timeout = Duration::from_secs(secs.max(1));
+    }
+    settings.introspection = introspection(args, props)?;
+    Ok(Some(settings))
+}
+
+/// RFC 7662 introspection: the endpoint, the client id, and the secret from a file or the
+/// environment (never a flag, so it is never in `ps` or a shell history).
+fn introspection(args: &ServeArgs, props: &Properties) -> Result<Option<IntrospectionSettings>, Fatal> {
+    let Some(url) = pick_text(&args.auth_introspection, props, "auth.introspection.url") else { return Ok(None) };
+    let client_id = pick_text(&args.auth_client_id, props, "auth.introspection.clientId")
+        .ok_or_else(|| usage("--auth-introspection needs --auth-client-id"))?;
+    let file =
+        args.auth_client_secret_file.clone().or_else(|| props.get("auth.introspection.secretFile").map(PathBuf::from));
+    let secret = match file {
+        Some(path) => std::fs::read_to_string(&path)
+            .map_err(|e| usage(format!("cannot read the client secret file {}: {e}", path.display())))?
+            .trim()
+            .to_owned(),
+        None => std::env::var(CLIENT_SECRET_ENV).map_err(|_| {
+            usage(format!(
+                "--auth-introspection needs the client secret: --auth-client-secret-file FILE or {CLIENT_SECRET_ENV}"
+            ))
+        })?,
+    };
+    Ok(Some(IntrospectionSettings {
+        url,
+        client_id,
+        client_secret: Secret::new(secret),
+        cache: mcpd::auth::oauth::DEFAULT_INTROSPECTION_CACHE,
+    }))
 }

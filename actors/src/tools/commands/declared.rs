@@ -65,6 +65,10 @@ pub struct DeclaredTool {
     /// Behaviour hints (default: destructive, open world).
     #[serde(default)]
     pub annotations: Option<ToolAnnotations>,
+    /// OAuth scopes a caller's token needs to see and call this tool (with `--auth-issuer`;
+    /// ignored otherwise), besides the ones every request needs.
+    #[serde(default, alias = "required_scopes")]
+    pub required_scopes: Vec<String>,
 }
 
 /// A piece of an argv template element.

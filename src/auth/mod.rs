@@ -1,5 +1,12 @@
 //! Who may talk to the server: API keys compared in constant time, and the Origin / Host checks
-//! that stop DNS-rebinding attacks on a server bound to loopback.
+//! that stop DNS-rebinding attacks on a server bound to loopback (here); OAuth 2.1 resource-server
+//! rules without any I/O: the configuration, the checks of a verified token's claims, the
+//! `WWW-Authenticate` challenge, the RFC 9728 metadata document and per-tool scopes
+//! ([`oauth`], [`challenge`], [`scopes`]).
+
+pub mod challenge;
+pub mod oauth;
+pub mod scopes;
 
 use subtle::ConstantTimeEq;
 
