@@ -12,6 +12,20 @@
 //!   person is present (the gateway, `mcpd call`): a `401` only a person can fix is
 //!   [`AuthError::LoginRequired`], never a retry loop.
 //! - [`OAuthConfig`]: the above, the client's registration and the grant.
+//!
+//! [`HeadlessAgent`] approves by fetching the authorization URL (servers that approve without a
+//! person: tests, the conformance suite).
+//!
+//! # Layout
+//!
+//! - `authorizer`: a link's OAuth state and the one authorization under way (shared by
+//!   concurrent requests);
+//! - `discover`: protected-resource and authorization-server metadata;
+//! - `grant`: registration and the token requests (the `oauth2` crate);
+//! - `http`: HTTP to authorization servers (time limit, body cap; the `oauth2` HTTP client);
+//! - `headless`: [`HeadlessAgent`].
+//!
+//! The rules without I/O are the core's (`mcpd::client::oauth`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -20,6 +34,14 @@ use std::sync::{Arc, Mutex};
 use derive_more::{Display, Error};
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
+
+pub(crate) mod authorizer;
+mod discover;
+mod grant;
+mod headless;
+mod http;
+
+pub use headless::HeadlessAgent;
 
 /// What the client holds for one protected resource at one authorization server: its
 /// registration there, and its tokens. Never logged (its `Debug` hides the secrets).
@@ -197,6 +219,10 @@ pub struct OAuthConfig {
     pub registration: Registration,
     /// How tokens are obtained.
     pub grant: Grant,
+    /// The scopes to ask for (space-separated), configured (`mcpd login --scope`, a servers
+    /// file's `oauth.scope`); `None`: as the specification says (the challenge's `scope`, else
+    /// the metadata's `scopes_supported`, else none).
+    pub scope: Option<String>,
 }
 
 /// Why the client could not get (or keep) authorization.
