@@ -38,6 +38,7 @@ mod http_guard;
 mod interop_python;
 mod lifecycle;
 mod mrtr;
+mod oauth_client;
 mod panic_containment;
 mod sessions;
 mod sessions_interop;

@@ -31,7 +31,7 @@ pub(crate) struct Recorded {
     /// Its position among all requests of the server (0-based).
     pub(crate) index: usize,
     pub(crate) method: String,
-    #[expect(dead_code, reason = "no test asserts on it; it shows in the requests' Debug output")]
+    /// The request target (path and query).
     pub(crate) path: String,
     /// Header names lower-cased, in order.
     pub(crate) headers: Vec<(String, String)>,
