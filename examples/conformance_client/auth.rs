@@ -59,7 +59,8 @@ pub(crate) fn config(scenario: &str, context: &Value) -> Result<Option<OAuthConf
     let grant = match scenario {
         "auth/client-credentials-basic" => Grant::ClientSecret,
         "auth/client-credentials-jwt" => Grant::PrivateKeyJwt {
-            private_key_pem: text(context, "private_key_pem").ok_or("MCP_CONFORMANCE_CONTEXT has no private_key_pem")?,
+            private_key_pem: text(context, "private_key_pem")
+                .ok_or("MCP_CONFORMANCE_CONTEXT has no private_key_pem")?,
             algorithm: text(context, "signing_algorithm").unwrap_or_else(|| "ES256".into()),
         },
         _ => Grant::AuthorizationCode,

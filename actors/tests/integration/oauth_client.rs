@@ -87,8 +87,16 @@ impl AuthServer {
                     let redirect = query(&request.path, "redirect_uri").unwrap_or_default();
                     let state = query(&request.path, "state").unwrap_or_default();
                     let mut target = url::Url::parse(&redirect).expect("redirect_uri");
-                    target.query_pairs_mut().append_pair("code", "the-code").append_pair("state", &state).append_pair("iss", &host(request));
-                    Reply::Http { status: 302, headers: vec![("Location".into(), target.to_string())], body: Vec::new() }
+                    target
+                        .query_pairs_mut()
+                        .append_pair("code", "the-code")
+                        .append_pair("state", &state)
+                        .append_pair("iss", &host(request));
+                    Reply::Http {
+                        status: 302,
+                        headers: vec![("Location".into(), target.to_string())],
+                        body: Vec::new(),
+                    }
                 }
                 ("POST", "/token") => {
                     let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -119,14 +127,18 @@ type Judge = dyn Fn(Option<&str>, Option<&str>) -> Result<(), Reply> + Send + Sy
 
 /// `401` with a bare Bearer challenge.
 fn unauthorized() -> Reply {
-    Reply::json(401, &json!({"error": "invalid_token"})).with_header("WWW-Authenticate", r#"Bearer error="invalid_token""#)
+    Reply::json(401, &json!({"error": "invalid_token"}))
+        .with_header("WWW-Authenticate", r#"Bearer error="invalid_token""#)
 }
 
 /// A stateless MCP server whose metadata names `issuer`; `judge` decides on each request.
 fn resource_server(issuer: String, judge: Arc<Judge>) -> MockServer {
     MockServer::start(move |request| {
         if request.method == "GET" && request.path == "/.well-known/oauth-protected-resource/mcp" {
-            return Reply::json(200, &json!({"resource": format!("{}/mcp", host(request)), "authorization_servers": [issuer]}));
+            return Reply::json(
+                200,
+                &json!({"resource": format!("{}/mcp", host(request)), "authorization_servers": [issuer]}),
+            );
         }
         let token = request.header("authorization").and_then(|v| v.strip_prefix("Bearer "));
         if let Err(refusal) = judge(request.rpc_method().as_deref(), token) {
@@ -140,7 +152,9 @@ fn resource_server(issuer: String, judge: Arc<Judge>) -> MockServer {
                 "serverInfo": {"name": "protected", "version": "1"},
                 "resultType": "complete"
             }),
-            Some("tools/list") => json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "resultType": "complete"}),
+            Some("tools/list") => {
+                json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "resultType": "complete"})
+            }
             Some("tools/call") => json!({"content": [{"type": "text", "text": "ok"}], "resultType": "complete"}),
             _ => return Reply::error(404, &id, -32601, "Method not found"),
         };
@@ -175,8 +189,13 @@ fn connect(url: String, oauth: OAuthConfig) -> Addr<ClientConnection> {
         list_limits: Default::default(),
         oauth: Some(oauth),
     };
-    ClientConnection::new(config, ClientHandlers::default(), Implementation::new("mcpd-oauth-test", "1"), Arc::new(ActorCounts::new()))
-        .start()
+    ClientConnection::new(
+        config,
+        ClientHandlers::default(),
+        Implementation::new("mcpd-oauth-test", "1"),
+        Arc::new(ActorCounts::new()),
+    )
+    .start()
 }
 
 async fn call(connection: &Addr<ClientConnection>) -> Result<(), ClientError> {

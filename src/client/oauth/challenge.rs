@@ -207,7 +207,15 @@ mod tests {
 
     #[test]
     fn hostile_values_never_panic_and_are_bounded() {
-        for text in ["", ",,,", "Bearer scope=\"unterminated", "Bearer =\"x\"", "Bearer scope=\"a\\", "\u{7f}Bearer", "Bearer scope=é"] {
+        for text in [
+            "",
+            ",,,",
+            "Bearer scope=\"unterminated",
+            "Bearer =\"x\"",
+            "Bearer scope=\"a\\",
+            "\u{7f}Bearer",
+            "Bearer scope=é",
+        ] {
             let _ = parse(text);
         }
         assert_eq!(parse("Bearer scope=\"open").unwrap().scope, None);

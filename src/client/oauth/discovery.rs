@@ -95,7 +95,9 @@ pub fn check_resource(server_url: &str, resource: &str) -> Result<(), String> {
 pub fn check_issuer(expected: &str, document_issuer: Option<&str>) -> Result<(), String> {
     match document_issuer {
         Some(issuer) if issuer == expected => Ok(()),
-        Some(issuer) => Err(format!("the authorization server metadata names issuer {issuer:?}, expected {expected:?}")),
+        Some(issuer) => {
+            Err(format!("the authorization server metadata names issuer {issuer:?}, expected {expected:?}"))
+        }
         None => Err(format!("the authorization server metadata of {expected:?} has no issuer")),
     }
 }

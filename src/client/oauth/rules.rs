@@ -21,7 +21,11 @@ pub fn split_scopes(scopes: &str) -> Vec<String> {
 
 /// The scopes of a first authorization: configured ones, else the challenge's `scope`, else the
 /// resource's `scopes_supported`, else none.
-pub fn initial_scopes(configured: Option<&str>, challenge: Option<&str>, scopes_supported: Option<&[String]>) -> Vec<String> {
+pub fn initial_scopes(
+    configured: Option<&str>,
+    challenge: Option<&str>,
+    scopes_supported: Option<&[String]>,
+) -> Vec<String> {
     if let Some(scopes) = configured.or(challenge).filter(|s| !s.trim().is_empty()) {
         return split_scopes(scopes);
     }
@@ -135,9 +139,9 @@ pub fn check_iss(advertised: Option<bool>, iss: Option<&str>, recorded_issuer: &
     match iss {
         Some(iss) if iss == recorded_issuer => Ok(()),
         Some(iss) => Err(format!("the authorization response came from issuer {iss:?}, expected {recorded_issuer:?}")),
-        None if advertised == Some(true) => Err(format!(
-            "the authorization response has no iss although {recorded_issuer:?} advertises it"
-        )),
+        None if advertised == Some(true) => {
+            Err(format!("the authorization response has no iss although {recorded_issuer:?} advertises it"))
+        }
         None => Ok(()),
     }
 }

@@ -77,10 +77,8 @@ fn challenge_of(response: &awc::ClientResponse) -> Option<(Challenge, bool)> {
     if status != 401 && status != 403 {
         return None;
     }
-    let challenge = response
-        .headers()
-        .get_all(header::WWW_AUTHENTICATE)
-        .find_map(|value| bearer_challenge(value.as_bytes()));
+    let challenge =
+        response.headers().get_all(header::WWW_AUTHENTICATE).find_map(|value| bearer_challenge(value.as_bytes()));
     if status == 401 {
         Some((challenge.unwrap_or_default(), false))
     } else {

@@ -83,7 +83,8 @@ impl Authorizer {
         let due = {
             let held = self.held.borrow();
             let credentials = held.credentials.as_ref();
-            let expiring = credentials.and_then(|c| c.expires_at).is_some_and(|at| at <= now() + REFRESH_MARGIN.as_secs());
+            let expiring =
+                credentials.and_then(|c| c.expires_at).is_some_and(|at| at <= now() + REFRESH_MARGIN.as_secs());
             expiring && credentials.is_some_and(|c| c.refresh_token.is_some()) && held.server.is_some()
         };
         if due {
@@ -156,7 +157,12 @@ impl Authorizer {
         self.adopt(updated, server, resource, scopes)
     }
 
-    async fn authorize(self: Rc<Self>, used: Option<HeaderValue>, challenge: Challenge, step_up: bool) -> Result<HeaderValue, AuthError> {
+    async fn authorize(
+        self: Rc<Self>,
+        used: Option<HeaderValue>,
+        challenge: Challenge,
+        step_up: bool,
+    ) -> Result<HeaderValue, AuthError> {
         let found = discover(&self.http, &self.server_url, challenge.resource_metadata.as_deref()).await?;
         let key = canonical_resource(&found.resource.resource);
         let stored = self.cfg.store.load(&key, &found.issuer);
@@ -223,7 +229,9 @@ impl Authorizer {
         }
         let client = client_of(&self.cfg, stored, server);
         match grant::refresh(&self.http, &client, server, resource, refresh_token, scopes).await {
-            Ok(tokens) => self.adopt(with_tokens(stored.clone(), tokens), server.clone(), resource.to_owned(), scopes.to_vec()).ok(),
+            Ok(tokens) => self
+                .adopt(with_tokens(stored.clone(), tokens), server.clone(), resource.to_owned(), scopes.to_vec())
+                .ok(),
             Err(e) => {
                 log::info!("{}: refreshing the stored token failed ({e}); authorizing again", self.server_url);
                 None
@@ -256,7 +264,13 @@ impl Authorizer {
                 all.push(scope);
             }
         }
-        *held = Held { bearer: Some(bearer.clone()), credentials: Some(credentials), server: Some(server), resource: Some(resource), scopes: all };
+        *held = Held {
+            bearer: Some(bearer.clone()),
+            credentials: Some(credentials),
+            server: Some(server),
+            resource: Some(resource),
+            scopes: all,
+        };
         Ok(bearer)
     }
 }

@@ -30,12 +30,12 @@ pub(crate) async fn discover(
     resource_metadata: Option<&str>,
 ) -> Result<Discovered, AuthError> {
     let resource = protected_resource(http, server_url, resource_metadata).await?;
-    let issuer = resource
-        .authorization_servers
-        .as_ref()
-        .and_then(|servers| servers.first())
-        .cloned()
-        .ok_or_else(|| AuthError::Discovery(format!("the protected resource metadata of {server_url} names no authorization server")))?;
+    let issuer =
+        resource.authorization_servers.as_ref().and_then(|servers| servers.first()).cloned().ok_or_else(|| {
+            AuthError::Discovery(format!(
+                "the protected resource metadata of {server_url} names no authorization server"
+            ))
+        })?;
     let server = authorization_server(http, &issuer).await?;
     Ok(Discovered { resource, issuer, server })
 }

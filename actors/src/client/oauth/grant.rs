@@ -74,7 +74,12 @@ pub(crate) async fn register(
         return Ok(Client { id: id.clone(), secret, auth, redirect_uri: redirect_uri.map(str::to_owned) });
     }
     if let (Some(true), Some(url)) = (server.client_id_metadata_document_supported, &registration.client_metadata_url) {
-        return Ok(Client { id: url.clone(), secret: None, auth: TokenAuth::None, redirect_uri: redirect_uri.map(str::to_owned) });
+        return Ok(Client {
+            id: url.clone(),
+            secret: None,
+            auth: TokenAuth::None,
+            redirect_uri: redirect_uri.map(str::to_owned),
+        });
     }
     let Some(endpoint) = &server.registration_endpoint else {
         return Err(AuthError::Flow(format!(
@@ -111,7 +116,8 @@ pub(crate) async fn register(
 pub(crate) fn client_of(cfg: &OAuthConfig, credentials: &Credentials, server: &AuthorizationServerMetadata) -> Client {
     let registration = &cfg.registration;
     let configured = registration.client_id.as_deref() == Some(credentials.client_id.as_str());
-    let secret = credentials.client_secret.clone().or_else(|| registration.client_secret.clone().filter(|_| configured));
+    let secret =
+        credentials.client_secret.clone().or_else(|| registration.client_secret.clone().filter(|_| configured));
     let auth = match (&cfg.grant, configured) {
         (Grant::PrivateKeyJwt { .. }, true) => TokenAuth::PrivateKeyJwt,
         _ => rules::token_auth(
@@ -142,7 +148,8 @@ fn token_client(client: &Client, server: &AuthorizationServerMetadata) -> Result
         _ => oauth.set_auth_type(AuthType::RequestBody),
     };
     if let Some(redirect) = &client.redirect_uri {
-        let redirect = RedirectUrl::new(redirect.clone()).map_err(|e| AuthError::Flow(format!("bad redirect URI: {e}")))?;
+        let redirect =
+            RedirectUrl::new(redirect.clone()).map_err(|e| AuthError::Flow(format!("bad redirect URI: {e}")))?;
         oauth = oauth.set_redirect_uri(redirect);
     }
     Ok(oauth)
@@ -162,7 +169,10 @@ fn tokens<R: TokenResponse>(response: &R, asked: &[String]) -> Tokens {
     }
 }
 
-fn token_error<E: std::error::Error, T: oauth2::ErrorResponse>(what: &str, error: RequestTokenError<E, T>) -> AuthError {
+fn token_error<E: std::error::Error, T: oauth2::ErrorResponse>(
+    what: &str,
+    error: RequestTokenError<E, T>,
+) -> AuthError {
     AuthError::Flow(match error {
         RequestTokenError::ServerResponse(response) => format!("{what} refused: {response}"),
         RequestTokenError::Request(e) => format!("{what} failed: {e}"),
@@ -181,11 +191,11 @@ pub(crate) async fn authorization_code(
     scopes: &[String],
 ) -> Result<Tokens, AuthError> {
     let server = &found.server;
-    let endpoint = server
-        .authorization_endpoint
-        .clone()
-        .ok_or_else(|| AuthError::Discovery("the authorization server metadata has no authorization_endpoint".into()))?;
-    let auth_url = AuthUrl::new(endpoint).map_err(|e| AuthError::Discovery(format!("bad authorization_endpoint: {e}")))?;
+    let endpoint = server.authorization_endpoint.clone().ok_or_else(|| {
+        AuthError::Discovery("the authorization server metadata has no authorization_endpoint".into())
+    })?;
+    let auth_url =
+        AuthUrl::new(endpoint).map_err(|e| AuthError::Discovery(format!("bad authorization_endpoint: {e}")))?;
     let oauth = token_client(client, server)?.set_auth_uri(auth_url);
     let resource = found.resource.resource.as_str();
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -252,7 +262,8 @@ pub(crate) async fn client_credentials(
         .add_extra_param("resource", found.resource.resource.clone());
     if let Grant::PrivateKeyJwt { private_key_pem, algorithm } = &cfg.grant {
         let assertion = assertion(&client.id, &found.issuer, private_key_pem, algorithm)?;
-        request = request.add_extra_param("client_assertion_type", JWT_BEARER).add_extra_param("client_assertion", assertion);
+        request =
+            request.add_extra_param("client_assertion_type", JWT_BEARER).add_extra_param("client_assertion", assertion);
     }
     let response = request.request_async(http).await.map_err(|e| token_error("the client_credentials request", e))?;
     Ok(tokens(&response, scopes))
@@ -291,26 +302,34 @@ fn assertion(client_id: &str, issuer: &str, pem: &str, algorithm: &str) -> Resul
 mod tests {
     use super::*;
 
-    // A P-256 key in PKCS#8, as the conformance suite hands one out (generated for this test).
+    // A P-256 key pair, the private key in PKCS#8 as the conformance suite hands one out
+    // (generated for this test with openssl).
     const EC_KEY: &str = "-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgevZzL1gdAFr88hb2
-OF/2NxApJCzGCEDdfSp6VHO30hihRANCAAQRWz+jn65BtOMvdyHKcvjBeBSDZH2r
-1RTwjrBnlsvgRqzYkb2EYjN6lwKNUy/sYuqtAlosmZTbGWKu/MN3XoC1
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgFfN+kb9AdicwK3cJ
+BgWcTlya5HgsI5ODHFJLpY+eW1mhRANCAARH1VZTYZmaNKwP7ect+VZJiV8e9Q8W
+NgdPe3TlkDQX/ueYJ0rZ7PdPwxAw7a4sQaTHXLWis9Aht337ABaDq6m1
 -----END PRIVATE KEY-----";
+    const EC_PUBLIC_KEY: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAER9VWU2GZmjSsD+3nLflWSYlfHvUP
+FjYHT3t05ZA0F/7nmCdK2ez3T8MQMO2uLEGkx1y1orPQIbd9+wAWg6uptQ==
+-----END PUBLIC KEY-----";
 
     #[test]
     fn a_client_assertion_names_the_client_and_the_issuer() {
         let jwt = assertion("client-1", "http://as.example", EC_KEY, "ES256").unwrap();
         let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
-        validation.insecure_disable_signature_validation();
         validation.set_audience(&["http://as.example"]);
-        let key = jsonwebtoken::DecodingKey::from_secret(b"unused");
+        let key = jsonwebtoken::DecodingKey::from_ec_pem(EC_PUBLIC_KEY.as_bytes()).unwrap();
         let claims = jsonwebtoken::decode::<serde_json::Value>(&jwt, &key, &validation).unwrap().claims;
         assert_eq!((claims["iss"].as_str(), claims["sub"].as_str()), (Some("client-1"), Some("client-1")));
         assert_eq!(claims["jti"].as_str().unwrap().len(), 32);
         assert!(claims["exp"].as_u64().unwrap() > claims["iat"].as_u64().unwrap());
         assert!(matches!(assertion("c", "i", EC_KEY, "HS256"), Err(AuthError::Flow(m)) if m.contains("HMAC")));
-        assert!(matches!(assertion("c", "i", "not a key", "ES256"), Err(AuthError::Flow(m)) if m.contains("cannot be read")));
-        assert!(matches!(assertion("c", "i", EC_KEY, "XX1"), Err(AuthError::Flow(m)) if m.contains("unknown algorithm")));
+        assert!(
+            matches!(assertion("c", "i", "not a key", "ES256"), Err(AuthError::Flow(m)) if m.contains("cannot be read"))
+        );
+        assert!(
+            matches!(assertion("c", "i", EC_KEY, "XX1"), Err(AuthError::Flow(m)) if m.contains("unknown algorithm"))
+        );
     }
 }

@@ -104,7 +104,8 @@ mod tests {
     #[test]
     fn the_redirect_gives_the_callback_parameters_decoded() {
         let callback =
-            callback_of("http://127.0.0.1:9/callback?code=c%201&state=s&iss=http%3A%2F%2Flocalhost%3A1%2F&x=y").unwrap();
+            callback_of("http://127.0.0.1:9/callback?code=c%201&state=s&iss=http%3A%2F%2Flocalhost%3A1%2F&x=y")
+                .unwrap();
         assert_eq!(callback.code.as_deref(), Some("c 1"));
         assert_eq!(callback.state.as_deref(), Some("s"));
         assert_eq!(callback.iss.as_deref(), Some("http://localhost:1/"), "decoded, never normalized");

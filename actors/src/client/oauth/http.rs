@@ -66,8 +66,7 @@ impl AsHttp {
         let exchange = async {
             let mut response = request.send_body(body).await.map_err(|e| HttpError(format!("{url}: {e}")))?;
             let status = response.status().as_u16();
-            let location =
-                response.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let location = response.headers().get(header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
             let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
             let body = response
                 .body()
