@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use awc::http::header::HeaderValue;
-use futures_util::future::{LocalBoxFuture, Shared};
+use futures_util::future::{LocalBoxFuture, WeakShared};
 use futures_util::FutureExt as _;
 use mcpd::client::oauth::canonical_resource;
 use mcpd::client::oauth::metadata::AuthorizationServerMetadata;
@@ -29,7 +29,7 @@ use super::{AuthError, Credentials, Grant, OAuthConfig};
 /// A token that expires within this is refreshed before a request (when it can be).
 pub(crate) const REFRESH_MARGIN: Duration = Duration::from_secs(60);
 
-type Pending = Shared<LocalBoxFuture<'static, Result<HeaderValue, AuthError>>>;
+type Pending = WeakShared<LocalBoxFuture<'static, Result<HeaderValue, AuthError>>>;
 
 /// What the link holds: the bearer and where it came from.
 #[derive(Default)]
@@ -121,11 +121,13 @@ impl Authorizer {
     ) -> LocalBoxFuture<'static, Result<HeaderValue, AuthError>> {
         let shared = {
             let mut pending = self.pending.borrow_mut();
-            match pending.as_ref() {
-                Some(running) => running.clone(),
+            match pending.as_ref().and_then(WeakShared::upgrade) {
+                Some(running) => running,
                 None => {
                     let running = start(self.clone()).shared();
-                    *pending = Some(running.clone());
+                    // Held weakly: when every waiter is gone (their requests cancelled), the
+                    // authorization is dropped with them instead of keeping this alive.
+                    *pending = running.downgrade();
                     running
                 }
             }
@@ -135,7 +137,7 @@ impl Authorizer {
             let outcome = shared.clone().await;
             // The first waiter to finish forgets it (a later challenge starts afresh).
             let mut pending = me.pending.borrow_mut();
-            if pending.as_ref().is_some_and(|running| running.ptr_eq(&shared)) {
+            if pending.as_ref().and_then(WeakShared::upgrade).is_none_or(|running| running.ptr_eq(&shared)) {
                 *pending = None;
             }
             outcome
