@@ -187,6 +187,9 @@ impl Authorizer {
         let redirect_uri = self.cfg.user_agent.as_ref().map(|agent| agent.redirect_uri());
         let (client, tokens, scopes) = match &self.cfg.grant {
             Grant::ClientSecret | Grant::PrivateKeyJwt { .. } => {
+                if self.cfg.registration.client_id.is_none() {
+                    return Err(AuthError::Flow("client_credentials needs a configured client id".into()));
+                }
                 let client = grant::register(&self.http, &self.cfg, &found, None, None).await?;
                 let tokens = grant::client_credentials(&self.http, &self.cfg, &client, &found, &scopes).await?;
                 (client, tokens, scopes)
