@@ -8,6 +8,8 @@
 //! (≤ 2025-11-25) is pinned, so the client initializes with exactly that version; 2026-07-28 is
 //! pinned too, so the client speaks the stateless wire.
 //!
+//! `auth/*` scenarios run the link's OAuth flow (`conformance_client/auth.rs`).
+//!
 //! Exit status: 0 when the scenario's steps all succeeded; 1 with a one-line reason on stderr
 //! when one failed; 2 for an unknown scenario, revision or bad invocation. Everything finishes
 //! within [`DEADLINE`].
@@ -30,6 +32,9 @@ use mcpd_actors::client::{
 use mcpd_actors::ActorCounts;
 use serde_json::{json, Map, Value};
 
+#[path = "conformance_client/auth.rs"]
+mod auth;
+
 /// The whole run, negotiation included (the suite kills a client after 30 s).
 const DEADLINE: Duration = Duration::from_secs(25);
 /// Connect and per-request limit.
@@ -49,6 +54,10 @@ const SCENARIOS: &[&str] = &[
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
 ];
+
+fn known(scenario: &str) -> bool {
+    SCENARIOS.contains(&scenario) || auth::SCENARIOS.contains(&scenario)
+}
 
 /// A failed step: what the client was doing and why it failed.
 type Failure = String;
@@ -189,6 +198,7 @@ async fn run_scenario(scenario: &str, run: &Run) -> Result<(), Failure> {
             let arguments = object(json!({ "schema": focal.input_schema }));
             run.call("json_schema_echo", arguments).await.map(drop)
         }
+        other if other.starts_with("auth/") => auth::run(run).await,
         other => Err(format!("scenario {other} has no steps")),
     }
 }
@@ -287,8 +297,9 @@ fn invocation() -> Result<Invocation, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let url = args.last().cloned().ok_or("usage: conformance_client [..] SERVER_URL (the URL comes last)")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").map_err(|_| "MCP_CONFORMANCE_SCENARIO is not set")?;
-    if !SCENARIOS.contains(&scenario.as_str()) {
-        return Err(format!("unknown scenario {scenario:?} (known: {})", SCENARIOS.join(", ")));
+    if !known(&scenario) {
+        let all: Vec<&str> = SCENARIOS.iter().chain(auth::SCENARIOS).copied().collect();
+        return Err(format!("unknown scenario {scenario:?} (known: {})", all.join(", ")));
     }
     // The suite always names the revision; without one the client negotiates.
     let pin = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
@@ -316,6 +327,13 @@ fn main() -> ExitCode {
         }
     };
     let Invocation { url, scenario, pin, context } = invocation;
+    let oauth = match auth::config(&scenario, &context) {
+        Ok(oauth) => oauth,
+        Err(e) => {
+            eprintln!("conformance_client: {e}");
+            return ExitCode::from(2);
+        }
+    };
     actix_rt::System::new().block_on(async move {
         let config = LinkConfig {
             name: format!("conformance-{scenario}"),
@@ -326,7 +344,7 @@ fn main() -> ExitCode {
             timeout: REQUEST_TIMEOUT,
             command: None,
             list_limits: Default::default(),
-            oauth: None,
+            oauth,
         };
         let client_info = Implementation::new("mcpd-conformance-client", env!("CARGO_PKG_VERSION"));
         let conn =

@@ -5,5 +5,6 @@
 pub mod config;
 pub mod list;
 pub mod negotiate;
+pub mod oauth;
 pub mod request;
 pub mod sse;

@@ -6,7 +6,8 @@
 //! - [`headers`]: the routing-header value encoding (`=?base64?…?=`);
 //! - [`sse`]: the SSE decoder, under any chunking;
 //! - [`client_config`]: the client's configuration documents and their patches in place;
-//! - [`properties`]: the `mcp.properties` parser.
+//! - [`properties`]: the `mcp.properties` parser;
+//! - [`oauth_challenge`]: `WWW-Authenticate` challenges (the client's OAuth).
 //!
 //! Each property runs a bounded number of cases (see [`support`]); for a long run:
 //! `MCPD_PROPTEST_CASES=100000 cargo test --release -p mcpd --test props`.
@@ -22,5 +23,6 @@ mod wire;
 mod client_config;
 mod dispatch;
 mod headers;
+mod oauth_challenge;
 mod properties;
 mod sse;

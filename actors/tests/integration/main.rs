@@ -38,6 +38,7 @@ mod http_guard;
 mod interop_python;
 mod lifecycle;
 mod mrtr;
+mod oauth_client;
 mod oauth_login;
 mod oauth_server;
 mod panic_containment;

@@ -61,6 +61,17 @@ impl Link {
 
     /// POSTs `body` to `url` with `extra` headers (beside the link's own) and reads the head.
     pub(super) async fn post(&self, url: &str, body: Vec<u8>, extra: Headers) -> Result<Answer, ClientError> {
+        if let Some(auth) = &self.auth {
+            let build = || {
+                let mut request = self.http.post(url);
+                for header in &extra {
+                    request = request.insert_header(header.clone());
+                }
+                request
+            };
+            let sent = Box::pin(self.send_authorized(auth, url, &build, Some(Bytes::from(body)))).await?;
+            return self.answer(sent).await;
+        }
         let mut request = self.http.post(url);
         for header in extra {
             request = request.insert_header(header);
@@ -157,11 +168,18 @@ impl Link {
 
     /// Reopens a session's stream after `last_event_id` (GET with `Last-Event-ID`).
     async fn resume(&self, last_event_id: &str) -> Result<awc::ClientResponse, ClientError> {
-        let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
-        for header in self.wire_headers() {
-            request = request.insert_header(header);
-        }
-        let response = request.insert_header(("Last-Event-ID", last_event_id)).send().await.map_err(transport)?;
+        let headers = self.wire_headers();
+        let build = || {
+            let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
+            for header in &headers {
+                request = request.insert_header(header.clone());
+            }
+            request.insert_header(("Last-Event-ID", last_event_id))
+        };
+        let response = match &self.auth {
+            Some(auth) => Box::pin(self.send_authorized(auth, &self.cfg.url, &build, None)).await?,
+            None => build().send().await.map_err(transport)?,
+        };
         if !response.status().is_success() {
             return Err(ClientError::Protocol(format!(
                 "resuming the SSE stream failed with HTTP {}",

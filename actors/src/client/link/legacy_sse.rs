@@ -60,8 +60,11 @@ impl Link {
     /// Opens the GET stream, waits for its `endpoint` event and makes the channel the carrier
     /// to negotiate over.
     pub(super) async fn open_sse(self: &Rc<Self>) -> Result<(), ClientError> {
-        let request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
-        let mut response = request.send().await.map_err(transport)?;
+        let build = || self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
+        let mut response = match &self.auth {
+            Some(auth) => Box::pin(self.send_authorized(auth, &self.cfg.url, &build, None)).await?,
+            None => build().send().await.map_err(transport)?,
+        };
         if !response.status().is_success() || !is_event_stream(&response) {
             return Err(ClientError::Protocol(format!(
                 "MCP server did not open an HTTP+SSE stream (HTTP {}).",

@@ -13,6 +13,7 @@
 //!   one re-initialization after a `404` in a session;
 //! - `input`: stateless 2026-07-28 requests, and completing their MRTR `input_required` rounds;
 //! - `exchange`: one HTTP request and its answer (JSON, or SSE resumed with `Last-Event-ID`);
+//! - `auth`: bearer tokens on requests and the answer to `401` / `403 insufficient_scope` (OAuth);
 //! - `legacy_sse`: the 2024-11-05 HTTP+SSE transport;
 //! - `inbound`: what the server sends besides the awaited response (its requests,
 //!   notifications, and responses that arrive on another stream), and our replies;
@@ -21,6 +22,7 @@
 //!   `_meta` serialized once);
 //! - `outcome`: a response message as a result or a [`ClientError`](super::ClientError).
 
+mod auth;
 mod body;
 mod exchange;
 mod headers;
@@ -113,6 +115,8 @@ pub(crate) struct Link {
     connecting: RefCell<Option<Connecting>>,
     /// Set by [`Link::close`]: no request starts after it.
     closed: Cell<bool>,
+    /// OAuth (when configured, over HTTP): the bearer token and the authorization flow.
+    auth: Option<Rc<super::oauth::authorizer::Authorizer>>,
 }
 
 impl Link {
@@ -140,7 +144,14 @@ impl Link {
             Some(Value::Object(meta)) => StatelessMeta::new(&meta),
             _ => StatelessMeta::new(&Map::new()),
         };
+        let auth = match (&cfg.oauth, &cfg.command) {
+            (Some(oauth), None) => {
+                Some(super::oauth::authorizer::Authorizer::new(cfg.url.clone(), oauth.clone(), cfg.timeout))
+            }
+            _ => None,
+        };
         Rc::new(Link {
+            auth,
             http,
             cfg,
             handlers,

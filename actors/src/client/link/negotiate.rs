@@ -253,6 +253,9 @@ impl Link {
         for header in self.wire_headers() {
             request = request.insert_header(header);
         }
+        if let Some(bearer) = self.current_bearer() {
+            request = request.insert_header((header::AUTHORIZATION, bearer));
+        }
         let name = self.cfg.name.clone();
         let task = panics::spawn(Site::Client, async move {
             let sent = request.send().await;

@@ -207,12 +207,15 @@ impl Link {
                 // Dropping it stops the standalone stream.
                 drop(session);
                 let Some(id) = id else { return };
-                let request = self
+                let mut request = self
                     .http
                     .delete(&self.cfg.url)
                     .timeout(Duration::from_secs(2))
                     .insert_header((mcpd::headers::SESSION_ID, id.as_str()))
                     .insert_header((mcpd::headers::PROTOCOL_VERSION, version.as_str()));
+                if let Some(bearer) = self.current_bearer() {
+                    request = request.insert_header((awc::http::header::AUTHORIZATION, bearer));
+                }
                 if let Err(e) = request.send().await {
                     log::debug!("{}: DELETE of the session failed: {e}", self.cfg.name);
                 }

@@ -13,6 +13,20 @@
 //!   [`AuthError::LoginRequired`], never a retry loop.
 //! - [`OAuthConfig`]: the above, the client's registration and the grant.
 //!
+//! [`HeadlessAgent`] approves by fetching the authorization URL (servers that approve without a
+//! person: tests, the conformance suite).
+//!
+//! # Layout
+//!
+//! - `authorizer`: a link's OAuth state and the one authorization under way (shared by
+//!   concurrent requests);
+//! - `discover`: protected-resource and authorization-server metadata;
+//! - `grant`: registration and the token requests (the `oauth2` crate);
+//! - `http`: HTTP to authorization servers (time limit, body cap; the `oauth2` HTTP client);
+//! - `headless`: [`HeadlessAgent`].
+//!
+//! The rules without I/O are the core's (`mcpd::client::oauth`).
+//!
 //! For people and the gateway: [`FileStore`] keeps credentials in a file (mode 0600, see
 //! `file_store`), and [`LoopbackAgent`] is the user agent of `mcpd login` (a browser and a
 //! loopback redirect listener, see `loopback`).
@@ -25,10 +39,17 @@ use derive_more::{Display, Error};
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod authorizer;
+mod discover;
+mod grant;
+mod headless;
+mod http;
+
 pub mod file_store;
 pub mod loopback;
 
 pub use file_store::{default_credentials_path, FileStore, MAX_CREDENTIALS_FILE_BYTES};
+pub use headless::HeadlessAgent;
 pub use loopback::LoopbackAgent;
 
 /// What the client holds for one protected resource at one authorization server: its
