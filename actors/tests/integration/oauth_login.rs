@@ -7,10 +7,9 @@
 //! also get a build-owned `XDG_CONFIG_HOME`, see `support::process::mcpd_command`); the browser
 //! is always a script in a temporary directory, never a real one.
 //!
-//! The tests marked `#[ignore = "needs the oauth-client flow"]` drive the authorization flow
-//! itself (discovery, registration, PKCE, tokens), which is written on another branch; they
-//! assert the intended behaviour against a scripted resource and authorization server
-//! (`mock_auth_server`) and pass once that flow is merged.
+//! The end-to-end tests here run against a scripted resource and authorization server
+//! (`mock_auth_server`), which can misbehave on purpose; `oauth_server` has the same flows
+//! against a real authorization server (oidc-provider).
 
 use std::fs;
 use std::io::Read as _;
@@ -515,7 +514,6 @@ fn mock_auth_server() -> MockServer {
 /// `mcpd call` and `mcpd tools` against a server that needs a login nobody has given: exit 2,
 /// one line that says `run: mcpd login URL`, nothing stored, no retry loop.
 #[test]
-#[ignore = "needs the oauth-client flow"]
 fn call_and_tools_without_a_login_say_run_mcpd_login_and_exit_2() {
     let server = mock_auth_server();
     let url = server.url();
@@ -535,7 +533,6 @@ fn call_and_tools_without_a_login_say_run_mcpd_login_and_exit_2() {
 /// URI with a code and the request's state), the flow stores the tokens, the command names
 /// the issuer, and `mcpd call` then uses the stored token without any prompt.
 #[test]
-#[ignore = "needs the oauth-client flow"]
 fn login_completes_headlessly_and_call_then_uses_the_stored_token() {
     let server = mock_auth_server();
     let url = server.url();
@@ -714,7 +711,6 @@ async fn changed_oauth_settings_make_a_new_connection() {
 /// The gateway with a machine-to-machine remote: `client_credentials` with the secret from the
 /// named variable's file, the token used for the remote's tools.
 #[actix_rt::test]
-#[ignore = "needs the oauth-client flow"]
 async fn a_client_credentials_remote_gets_its_token_and_its_tools() {
     let server = mock_auth_server();
     let dir = tempfile::tempdir().unwrap();
@@ -737,7 +733,6 @@ async fn a_client_credentials_remote_gets_its_token_and_its_tools() {
 /// its health saying `run: mcpd login URL`; once a token for it is stored (as `mcpd login`
 /// would), the next refresh exports its tools.
 #[actix_rt::test]
-#[ignore = "needs the oauth-client flow"]
 async fn the_gateway_says_which_remote_needs_mcpd_login_and_uses_the_stored_token() {
     use mcpd::catalog::{Catalog, LiveCatalog};
     use mcpd::config::ToolFilter;

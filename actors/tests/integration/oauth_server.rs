@@ -544,3 +544,76 @@ async fn properties_and_declared_tools_carry_the_scopes() {
     let doc = send("GET", &child.url().replace("/mcp", "/.well-known/oauth-protected-resource"), &[], Vec::new()).await;
     assert_eq!(doc.json()["scopes_supported"], json!(["mcp", "files:write", "tools:admin"]));
 }
+
+/// `mcpd login` headlessly against mcpd behind a real issuer: `mcpd serve --auth-issuer` with
+/// oidc-provider, `$BROWSER` a script that follows the authorization URL with cookies (login and
+/// consent approved by the provider) to mcpd's loopback listener. The login discovers, registers
+/// dynamically, authorizes with PKCE and stores the token (mode 0600); `mcpd call` then calls a
+/// tool with the stored token, and `mcpd logout` forgets it, after which `mcpd call` says
+/// `run: mcpd login URL` (exit 2).
+#[test]
+fn mcpd_login_completes_the_flow_headlessly_and_call_uses_the_stored_token() {
+    use crate::support::process::{run_with_timeout, text};
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let Some(python) = crate::support::python::python_with("import httpx2") else { return };
+    let Some(provider) = spawn_provider() else { return };
+    let mut cmd = mcpd_command();
+    cmd.args(["--auth-issuer", provider.issuer(), "--auth-scope", "mcp"]);
+    let server = HttpChild::spawn_command(cmd);
+    let url = server.url();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let credentials = dir.path().join("credentials.json");
+    let credentials = credentials.to_str().expect("a UTF-8 path").to_owned();
+    let transcript = dir.path().join("browser.log");
+    let browser = dir.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$1\" >'{}' 2>&1\n",
+            python.display(),
+            crate::support::interop_script("headless_browser.py").display(),
+            transcript.display()
+        ),
+    )
+    .expect("write the browser script");
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let run = |args: &[&str], with_browser: bool| {
+        let mut cmd = mcpd_command();
+        cmd.args(args).args(["--credentials", &credentials]);
+        if with_browser {
+            cmd.env("BROWSER", &browser);
+        }
+        run_with_timeout(&mut cmd, b"", Duration::from_secs(90))
+    };
+    let diagnostics = || {
+        format!(
+            "--- browser ---\n{}\n--- provider ---\n{}",
+            std::fs::read_to_string(&transcript).unwrap_or_default(),
+            provider.transcript()
+        )
+    };
+
+    let login = run(&["login", &url, "--wait", "60"], true);
+    assert_eq!(login.status.code(), Some(0), "{}\n{}", text(&login.stderr), diagnostics());
+    assert_eq!(text(&login.stdout), format!("logged in to {url} (issuer {})\n", provider.issuer()));
+    let mode = std::fs::metadata(&credentials).expect("the credentials file").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let stored = std::fs::read_to_string(&credentials).expect("read the credentials file");
+    assert!(!text(&login.stderr).contains("accessToken"), "{}", text(&login.stderr));
+    assert!(stored.contains(provider.issuer()), "{stored}");
+
+    let call = run(&["call", &url, "echo", "--args", r#"{"text":"authorized"}"#], false);
+    assert_eq!(
+        (call.status.code(), text(&call.stdout)),
+        (Some(0), "authorized\n".to_owned()),
+        "{}",
+        text(&call.stderr)
+    );
+
+    let logout = run(&["logout", &url], false);
+    assert_eq!(logout.status.code(), Some(0), "{}", text(&logout.stderr));
+    let call = run(&["call", &url, "echo", "--args", r#"{"text":"again"}"#], false);
+    assert_eq!(call.status.code(), Some(2), "{}", text(&call.stderr));
+    assert!(text(&call.stderr).contains(&format!("run: mcpd login {url}")), "{}", text(&call.stderr));
+}
