@@ -268,8 +268,9 @@ fn header_flag_carries_the_api_key() {
     ]));
     assert_eq!(stdout, "authorized\n");
 
+    // No OAuth metadata: the 401 is reported with what would help (a credential of its own).
     let line = assert_exit_2(&mcpd(&["tools", &url]));
-    assert!(line.contains("401"), "{line}");
+    assert!(line.contains("answered HTTP 401") && line.contains("--header"), "{line}");
     let line = assert_exit_2(&mcpd(&["call", &url, "echo", "--args", r#"{"text":"x"}"#]));
     assert!(line.contains("401"), "{line}");
     let line = assert_exit_2(&mcpd(&["tools", &url, "--header", "Authorization:Bearer wrong"]));

@@ -165,7 +165,8 @@ impl Authorizer {
         challenge: Challenge,
         step_up: bool,
     ) -> Result<HeaderValue, AuthError> {
-        let found = discover(&self.http, &self.server_url, challenge.resource_metadata.as_deref()).await?;
+        let status = if step_up { 403 } else { 401 };
+        let found = discover(&self.http, &self.server_url, status, challenge.resource_metadata.as_deref()).await?;
         let key = canonical_resource(&found.resource.resource);
         let stored = self.cfg.store.load(&key, &found.issuer);
         let scopes = if step_up {

@@ -23,13 +23,14 @@ pub(crate) struct Discovered {
     pub(crate) server: AuthorizationServerMetadata,
 }
 
-/// Runs discovery for the MCP endpoint `server_url`.
+/// Runs discovery for the MCP endpoint `server_url`, which refused a request with HTTP `status`.
 pub(crate) async fn discover(
     http: &AsHttp,
     server_url: &str,
+    status: u16,
     resource_metadata: Option<&str>,
 ) -> Result<Discovered, AuthError> {
-    let resource = protected_resource(http, server_url, resource_metadata).await?;
+    let resource = protected_resource(http, server_url, status, resource_metadata).await?;
     let issuer =
         resource.authorization_servers.as_ref().and_then(|servers| servers.first()).cloned().ok_or_else(|| {
             AuthError::Discovery(format!(
@@ -43,6 +44,7 @@ pub(crate) async fn discover(
 async fn protected_resource(
     http: &AsHttp,
     server_url: &str,
+    status: u16,
     from_challenge: Option<&str>,
 ) -> Result<ProtectedResourceMetadata, AuthError> {
     let urls = protected_resource_metadata_urls(server_url, from_challenge).map_err(AuthError::Discovery)?;
@@ -54,7 +56,13 @@ async fn protected_resource(
         check_resource(server_url, &metadata.resource).map_err(AuthError::Discovery)?;
         return Ok(metadata);
     }
-    Err(AuthError::Discovery(format!("no protected resource metadata for {server_url} (tried {})", urls.join(", "))))
+    // No metadata anywhere: the server refused us but does not use OAuth — an API key or another
+    // credential of its own is wanted, which only configuration can give.
+    Err(AuthError::Discovery(format!(
+        "{server_url} answered HTTP {status} and publishes no OAuth protected resource metadata (tried {}): \
+         it wants a credential of its own (e.g. --header 'Authorization: Bearer KEY')",
+        urls.join(", ")
+    )))
 }
 
 async fn authorization_server(http: &AsHttp, issuer: &str) -> Result<AuthorizationServerMetadata, AuthError> {
