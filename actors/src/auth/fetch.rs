@@ -2,7 +2,6 @@
 //! a time limit for the whole exchange and a cap on the body, so an issuer that is slow, down or
 //! hostile costs a bounded wait and a clear error, never a hang or unbounded memory.
 
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -16,25 +15,10 @@ pub(crate) struct FetchLimits {
     pub(crate) max_bytes: usize,
 }
 
-/// TLS for `https://` issuers: rustls (ring) with Mozilla's roots. (The client module has the
-/// same with `SSL_CERT_FILE`; it is private to it.)
-fn tls() -> Option<Arc<rustls::ClientConfig>> {
-    static CONFIG: OnceLock<Option<Arc<rustls::ClientConfig>>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let builder = rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions();
-            let mut config = builder.ok()?.with_root_certificates(roots).with_no_client_auth();
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            Some(Arc::new(config))
-        })
-        .clone()
-}
-
 fn client(limits: FetchLimits) -> awc::Client {
     let mut connector = awc::Connector::new().timeout(limits.timeout);
-    if let Some(config) = tls() {
+    // The same TLS as the MCP client: Mozilla's roots plus SSL_CERT_FILE (a private CA).
+    if let Some(config) = crate::client::tls::client_config() {
         connector = connector.rustls_0_23(config);
     }
     awc::Client::builder().connector(connector).timeout(limits.timeout).disable_redirects().finish()

@@ -12,7 +12,7 @@ mod listing;
 mod manager;
 pub mod oauth;
 mod stdio;
-mod tls;
+pub(crate) mod tls;
 
 pub use connection::{
     CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, List, ListTools, Listable, SendRequest,
