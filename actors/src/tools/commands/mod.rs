@@ -34,7 +34,7 @@ use mcpd::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use mcpd::{Catalog, ToolContext, ToolError};
 use serde_json::{json, Map, Value};
 
-pub use declared::{load_declared, DeclaredTool};
+pub use declared::{load_declarations, load_declared, Declarations, DeclaredTool};
 
 use super::paths::ProjectRoot;
 use declared::Compiled;
