@@ -73,7 +73,7 @@ pub struct DeclaredTool {
 
 /// A piece of an argv template element.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Piece {
+pub(crate) enum Piece {
     /// Literal text.
     Text(String),
     /// The value of this argument.
@@ -81,7 +81,7 @@ pub(super) enum Piece {
 }
 
 /// Splits one argv element into text and `{prop}` placeholders.
-pub(super) fn parse_element(element: &str) -> Vec<Piece> {
+pub(crate) fn parse_element(element: &str) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut text = String::new();
     let mut rest = element;
@@ -278,7 +278,7 @@ fn scalar(name: &str, value: &Value) -> Result<String, String> {
 ///
 /// # Errors
 /// A value that cannot become argv text (an object, a nested array, a NUL byte).
-pub(super) fn expand(template: &[Vec<Piece>], arguments: &Map<String, Value>) -> Result<Vec<String>, String> {
+pub(crate) fn expand(template: &[Vec<Piece>], arguments: &Map<String, Value>) -> Result<Vec<String>, String> {
     let mut argv = Vec::with_capacity(template.len());
     for element in template {
         if let [Piece::Arg(name)] = element.as_slice() {
