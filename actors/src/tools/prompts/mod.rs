@@ -143,7 +143,8 @@ async fn render(
     arguments: Map<String, Value>,
     session: Option<&str>,
 ) -> Result<GetPromptResult, ToolError> {
-    render::check_arguments(prompt, &arguments)?;
+    render::check_arguments(prompt, &arguments)
+        .map_err(|m| ToolError::Protocol(mcpd::ProtocolError::InvalidParams(m)))?;
     let name = &prompt.definition.name;
     let messages = match &prompt.body {
         Body::Messages(parts) => {
@@ -179,15 +180,8 @@ async fn render(
 async fn embed(shared: &Shared, prompt: &str, path: String) -> Result<mcpd::model::ContentBlock, ToolError> {
     let root = shared.root.clone();
     let max = shared.options.max_embed_bytes;
-    let name = prompt;
     let embedded = actix_web::rt::task::spawn_blocking(move || render::embed(&root, &path, max))
         .await
-        .map_err(|e| ToolError::failed(format!("the file task failed: {e}")))?;
-    embedded.map_err(|e| match e {
-        ToolError::Protocol(mcpd::ProtocolError::InvalidParams(m)) => {
-            ToolError::Protocol(mcpd::ProtocolError::InvalidParams(format!("prompt {name}: {m}")))
-        }
-        ToolError::Failed(m) => ToolError::failed(format!("prompt {name}: {m}")),
-        other => other,
-    })
+        .map_err(|e| ToolError::failed(format!("prompt {prompt}: the file task failed: {e}")))?;
+    embedded.map_err(|refusal| refusal.into_error(prompt))
 }

@@ -15,38 +15,52 @@ use super::declared::{Compiled, OutputKind};
 use crate::tools::commands::Piece;
 use crate::tools::paths::{is_escape, PathError, ProjectRoot};
 
-/// A `-32602` error about the prompt's arguments.
-fn invalid(message: String) -> ToolError {
-    ToolError::Protocol(ProtocolError::InvalidParams(message))
+/// Why a prompt cannot be rendered (small, so results stay small; made a [`ToolError`] once).
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The arguments are wrong or led somewhere they may not: `-32602`.
+    Invalid(String),
+    /// Rendering failed: `-32603` with the reason.
+    Failed(String),
+}
+
+impl Refusal {
+    /// The error of prompt `name`.
+    pub(crate) fn into_error(self, name: &str) -> ToolError {
+        match self {
+            Refusal::Invalid(m) => ToolError::Protocol(ProtocolError::InvalidParams(format!("prompt {name}: {m}"))),
+            Refusal::Failed(m) => ToolError::failed(format!("prompt {name}: {m}")),
+        }
+    }
 }
 
 /// Checks the arguments of `prompts/get` against the declaration: every value a string, no
 /// unknown name, every required one present, an `enum` argument one of its values.
 ///
 /// # Errors
-/// `-32602` naming the argument.
-pub(crate) fn check_arguments(prompt: &Compiled, arguments: &Map<String, Value>) -> Result<(), ToolError> {
+/// The `-32602` message, naming the argument.
+pub(crate) fn check_arguments(prompt: &Compiled, arguments: &Map<String, Value>) -> Result<(), String> {
     let name = &prompt.definition.name;
     for (key, value) in arguments {
         let Some(declared) = prompt.arguments.iter().find(|a| &a.name == key) else {
             let known: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
             let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-            return Err(invalid(format!("prompt {name} has no argument {key} (its arguments: {known})")));
+            return Err(format!("prompt {name} has no argument {key} (its arguments: {known})"));
         };
         let Value::String(text) = value else {
-            return Err(invalid(format!("prompt {name}: argument {key} must be a string")));
+            return Err(format!("prompt {name}: argument {key} must be a string"));
         };
         if let Some(allowed) = &declared.allowed {
             if !allowed.contains(text) {
-                return Err(invalid(format!(
+                return Err(format!(
                     "prompt {name}: argument {key} must be one of {} (got {text:?})",
                     allowed.join(", ")
-                )));
+                ));
             }
         }
     }
     if let Some(missing) = prompt.arguments.iter().find(|a| a.required && !arguments.contains_key(&a.name)) {
-        return Err(invalid(format!("prompt {name} needs argument {}", missing.name)));
+        return Err(format!("prompt {name} needs argument {}", missing.name));
     }
     Ok(())
 }
@@ -102,27 +116,27 @@ fn mime_type(path: &str) -> &'static str {
 /// # Errors
 /// A refused path is `-32602` (the arguments led there); a file that cannot be embedded is a
 /// failure with the reason.
-pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<ContentBlock, ToolError> {
-    let inside = root.existing(given).map_err(|e| invalid(e.to_string()))?;
+pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<ContentBlock, Refusal> {
+    let inside = root.existing(given).map_err(|e| Refusal::Invalid(e.to_string()))?;
     let shown = inside.shown();
     let io_error = |e: std::io::Error| {
         if is_escape(&e) {
-            invalid(PathError::Outside { path: given.to_owned() }.to_string())
+            Refusal::Invalid(PathError::Outside { path: given.to_owned() }.to_string())
         } else {
-            ToolError::failed(format!("cannot read {shown:?}: {e}"))
+            Refusal::Failed(format!("cannot read {shown:?}: {e}"))
         }
     };
     let regular = |meta: &cap_std::fs::Metadata| {
         if meta.is_file() {
             Ok(meta.len())
         } else {
-            Err(ToolError::failed(format!("{shown:?} is not a regular file")))
+            Err(Refusal::Failed(format!("{shown:?} is not a regular file")))
         }
     };
     regular(&root.dir().metadata(inside.path()).map_err(io_error)?)?;
     let file = root.dir().open_with(inside.path(), OpenOptions::new().read(true).nonblock(true)).map_err(io_error)?;
     let size = regular(&file.metadata().map_err(io_error)?)?;
-    let too_big = |size: u64| ToolError::failed(format!("{shown:?} is {size} bytes, over the limit of {max} bytes"));
+    let too_big = |size: u64| Refusal::Failed(format!("{shown:?} is {size} bytes, over the limit of {max} bytes"));
     if size > max {
         return Err(too_big(size));
     }
@@ -131,7 +145,7 @@ pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<Content
     if bytes.len() as u64 > max {
         return Err(too_big(bytes.len() as u64));
     }
-    let binary = || ToolError::failed(format!("{shown:?} is a binary file: prompts embed text files only"));
+    let binary = || Refusal::Failed(format!("{shown:?} is a binary file: prompts embed text files only"));
     if bytes.contains(&0) {
         return Err(binary());
     }
