@@ -185,3 +185,29 @@ async fn embed(shared: &Shared, prompt: &str, path: String) -> Result<mcpd::mode
         .map_err(|e| ToolError::failed(format!("prompt {prompt}: the file task failed: {e}")))?;
     embedded.map_err(|refusal| refusal.into_error(prompt))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Completions of the declared prompts come from their arguments; every other reference
+    /// goes to the completer the catalog had before.
+    #[test]
+    fn completions_chain_to_the_previous_completer() {
+        let mut catalog = Catalog::new();
+        catalog.set_completer(|_reference, _argument, prefix| vec![format!("earlier:{prefix}")]);
+        let dir = tempfile::tempdir().unwrap();
+        let prompt: DeclaredPrompt = serde_json::from_value(json!({
+            "name": "p", "arguments": [{"name": "a", "values": ["one", "two", "three"]}], "argv": ["true"]
+        }))
+        .unwrap();
+        let root = ProjectRoot::new(dir.path()).unwrap();
+        assert_eq!(register(&mut catalog, root, CommandOptions::default(), PromptOptions::default(), vec![prompt]), 1);
+        let complete = catalog.completer().unwrap();
+        let reference = |value: Value| value.as_object().unwrap().clone();
+        assert_eq!(complete(&reference(json!({"type": "ref/prompt", "name": "p"})), "a", "t"), ["two", "three"]);
+        assert_eq!(complete(&reference(json!({"type": "ref/resource", "uri": "x:///{y}"})), "y", "q"), ["earlier:q"]);
+        assert_eq!(complete(&reference(json!({"type": "ref/prompt", "name": "other"})), "a", "t"), ["earlier:t"]);
+    }
+}

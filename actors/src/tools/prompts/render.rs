@@ -217,6 +217,26 @@ mod tests {
     }
 
     #[test]
+    fn embedded_files_are_capped_text_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "0123456789").unwrap();
+        std::fs::write(dir.path().join("b.bin"), b"\x00\x01").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let root = ProjectRoot::new(dir.path()).unwrap();
+        let message = |r: Result<ContentBlock, Refusal>| match r {
+            Err(Refusal::Failed(m)) => format!("failed: {m}"),
+            Err(Refusal::Invalid(m)) => format!("invalid: {m}"),
+            Ok(block) => format!("ok: {}", serde_json::to_value(block).unwrap()),
+        };
+        assert!(message(embed(&root, "a.md", 10)).contains("\"text\":\"0123456789\""));
+        assert_eq!(message(embed(&root, "a.md", 9)), "failed: \"a.md\" is 10 bytes, over the limit of 9 bytes");
+        assert!(message(embed(&root, "b.bin", 10)).contains("binary file"));
+        assert!(message(embed(&root, "sub", 10)).contains("not a regular file"));
+        assert!(message(embed(&root, "../x", 10)).starts_with("invalid: "));
+        assert!(message(embed(&root, "missing.md", 10)).starts_with("invalid: "));
+    }
+
+    #[test]
     fn file_uris_keep_slashes_and_encode_the_rest() {
         assert_eq!(file_uri("docs/a b.md"), "file:///docs/a%20b.md");
         assert_eq!(file_uri("é"), "file:///%C3%A9");
