@@ -152,7 +152,7 @@ impl ToolReport {
         self
     }
 
-    /// The status JSON's `projectDir`, `toolSets` (with `gateway`) and `remotes`.
+    /// The status JSON's `projectDir`, `toolSets` (with `gateway`), `prompts` and `remotes`.
     pub fn status_json(&self) -> Value {
         let remotes = self.gateway.as_ref().map_or_else(|| json!([]), |gateway| gateway.health_json());
         let mut tool_sets: Map<String, Value> =
@@ -163,8 +163,8 @@ impl ToolReport {
         status
     }
 
-    /// `mcpd_tools_exposed{set}` (the gateway's only when there is one), `mcpd_remote_up` and
-    /// `mcpd_remote_tools` per remote.
+    /// `mcpd_tools_exposed{set}` (the gateway's only when there is one),
+    /// `mcpd_prompts_exposed{set="declared"}`, `mcpd_remote_up` and `mcpd_remote_tools` per remote.
     pub fn gauges(&self) -> Vec<GaugeSample> {
         let exposed = |set: ToolSet, n: usize| GaugeSample {
             name: "mcpd_tools_exposed",
