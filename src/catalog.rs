@@ -179,6 +179,14 @@ pub type CompleteFn = dyn Fn(&Map<String, Value>, &str, &str) -> Vec<String> + S
 #[derive(Clone)]
 pub struct Completer(Arc<CompleteFn>);
 
+impl Completer {
+    /// Asks it for the values of `argument` starting with `prefix` (for a new completer that
+    /// answers some references itself and hands the others to the one it replaces).
+    pub fn complete(&self, reference: &Map<String, Value>, argument: &str, prefix: &str) -> Vec<String> {
+        (self.0)(reference, argument, prefix)
+    }
+}
+
 impl fmt::Debug for Completer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Completer")
@@ -199,6 +207,12 @@ impl Catalog {
     /// The completion function, if any.
     pub fn completer(&self) -> Option<&CompleteFn> {
         self.completer.as_ref().map(|c| &*c.0)
+    }
+
+    /// The completion function as a handle that outlives this borrow: a module that adds its
+    /// own completions takes the current one and delegates the references it does not know.
+    pub fn completer_handle(&self) -> Option<Completer> {
+        self.completer.clone()
     }
 
     /// An empty catalog.

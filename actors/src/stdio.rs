@@ -40,7 +40,6 @@ impl Peer for StdioPeer {
 
 /// What the handshake established for this connection.
 struct Connection {
-    session_id: Arc<str>,
     version: Option<ProtocolVersion>,
     client_capabilities: Option<Arc<Value>>,
     log_level: Option<LogLevel>,
@@ -52,7 +51,9 @@ impl Connection {
     fn scope(&self) -> Scope {
         Scope {
             version: self.version.unwrap_or(ProtocolVersion::HTTP_DEFAULT),
-            session_id: Some(self.session_id.clone()),
+            // One connection, not an MCP session: handlers see no session id (so a declared
+            // command gets no MCPD_SESSION_ID), as on the stateless wire.
+            session_id: None,
             client_capabilities: self.client_capabilities.clone(),
             log_level: self.log_level,
             peer: Some(self.peer.clone()),
@@ -169,7 +170,6 @@ where
     let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
     let interest = Arc::new(Mutex::new(Interest::every_list()));
     let mut connection = Connection {
-        session_id: Arc::from(format!("stdio-{}", std::process::id())),
         version: None,
         client_capabilities: None,
         log_level: None,

@@ -20,12 +20,46 @@ pub struct Implementation {
     /// Home page (2025-11-25 and later).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
+    /// Icons a client may show (2025-11-25 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+}
+
+/// An icon a client may show for the implementation (2025-11-25 and later).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// Where the image is: an `http:`, `https:` or `data:` URI.
+    pub src: String,
+    /// Its MIME type, when the source does not tell it (e.g. `image/png`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The sizes it fits: `WxH` (e.g. `48x48`) or `any`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// The theme it is designed for: `light` or `dark`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+impl Icon {
+    /// An icon at `src`, nothing else said.
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon { src: src.into(), mime_type: None, sizes: None, theme: None }
+    }
 }
 
 impl Implementation {
     /// Name and version only.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Implementation { name: name.into(), version: version.into(), title: None, description: None, website_url: None }
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            website_url: None,
+            icons: None,
+        }
     }
 }
 

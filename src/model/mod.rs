@@ -7,7 +7,9 @@ mod prompt;
 mod resource;
 mod tool;
 
-pub use capabilities::{Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability};
+pub use capabilities::{
+    Icon, Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
+};
 pub use content::{Annotations, ContentBlock, Media, ResourceContents, Role};
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};

@@ -1,8 +1,9 @@
 //! Agent tools served by mcpd itself: file tools confined to the project directory, command
-//! tools, and the tools of configured remote servers (the gateway).
+//! tools, the tools of configured remote servers (the gateway), and declared prompts.
 
 pub mod commands;
 pub mod files;
 pub mod gateway;
 pub mod paths;
+pub mod prompts;
 pub mod sets;

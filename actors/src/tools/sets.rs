@@ -3,6 +3,9 @@
 //! `enabledTools`, and the report of what is exposed: the status JSON's `projectDir`,
 //! `toolSets` and `remotes`, and the `mcpd_tools_exposed` / `mcpd_remote_*` gauges.
 //!
+//! Declared prompts (`prompts`, filtered by `enabledPrompts`) are assembled here too, and
+//! counted beside the tools: the status JSON's `prompts` and the `mcpd_prompts_exposed` gauge.
+//!
 //! An embedder builds the same server as the binary with [`assemble`] and shows the same status
 //! with [`ToolReport::install`]. Nothing here reads flags, files or the environment.
 
@@ -17,6 +20,7 @@ use super::commands::{self, CommandOptions, DeclaredTool};
 use super::files::{self, FileToolOptions};
 use super::gateway::Gateway;
 use super::paths::ProjectRoot;
+use super::prompts::{self, DeclaredPrompt, PromptOptions};
 use crate::metrics::GaugeSample;
 use crate::runtime::{Mcpd, RuntimeError};
 
@@ -57,6 +61,19 @@ pub struct ToolSetOptions {
     pub commands: CommandOptions,
     /// Declared command tools.
     pub declared: Vec<DeclaredTool>,
+    /// Declared prompts, their limits and `enabledPrompts`.
+    pub prompts: PromptSetOptions,
+}
+
+/// Which declared prompts to serve.
+#[derive(Debug, Clone, Default)]
+pub struct PromptSetOptions {
+    /// The declared prompts.
+    pub declared: Vec<DeclaredPrompt>,
+    /// Their limits.
+    pub options: PromptOptions,
+    /// `enabledPrompts` (same patterns as `enabledTools`); none: every prompt.
+    pub filter: Option<ToolFilter>,
 }
 
 /// The assembled catalog and how many tools of each local set it exposes (after the filter).
@@ -66,6 +83,8 @@ pub struct ToolSets {
     pub catalog: Catalog,
     /// Exposed tools per local set, in the order of [`ToolSet`] (the gateway is counted live).
     pub exposed: Vec<(ToolSet, usize)>,
+    /// Exposed declared prompts (after `enabledPrompts`).
+    pub prompts: usize,
 }
 
 /// Builds the catalog: built-in tools, then the file tools, then the command and declared tools,
@@ -88,6 +107,14 @@ pub fn assemble(root: &ProjectRoot, options: ToolSetOptions, filter: &ToolFilter
     }
     mark(&catalog, ToolSet::Files);
     let declared: Vec<String> = options.declared.iter().map(|tool| tool.name.clone()).collect();
+    let PromptSetOptions { declared: declared_prompts, options: prompt_options, filter: prompt_filter } =
+        options.prompts;
+    let declared_prompts: Vec<DeclaredPrompt> = declared_prompts
+        .into_iter()
+        .filter(|prompt| prompt_filter.as_ref().is_none_or(|f| f.allows(&prompt.name)))
+        .collect();
+    let prompts =
+        prompts::register(&mut catalog, root.clone(), options.commands.clone(), prompt_options, declared_prompts);
     commands::register(&mut catalog, root.clone(), options.commands, options.declared);
     mark(&catalog, ToolSet::Commands);
     let mut exposed: Vec<(ToolSet, usize)> =
@@ -99,13 +126,15 @@ pub fn assemble(root: &ProjectRoot, options: ToolSetOptions, filter: &ToolFilter
         }
     }
     catalog.retain_tools(|name| filter.allows(name));
-    ToolSets { catalog, exposed }
+    ToolSets { catalog, exposed, prompts }
 }
 
-/// What the status JSON and `/metrics` say about the tools; the gateway's part is read live.
+/// What the status JSON and `/metrics` say about the tools (and declared prompts); the
+/// gateway's part is read live.
 #[derive(Debug, Clone)]
 pub struct ToolReport {
     exposed: Vec<(ToolSet, usize)>,
+    prompts: usize,
     project_dir: String,
     gateway: Option<Arc<Gateway>>,
 }
@@ -113,20 +142,29 @@ pub struct ToolReport {
 impl ToolReport {
     /// A report of `exposed` (from [`assemble`]) and, when there is one, the gateway.
     pub fn new(exposed: Vec<(ToolSet, usize)>, project_dir: &Path, gateway: Option<Arc<Gateway>>) -> Self {
-        ToolReport { exposed, project_dir: project_dir.display().to_string(), gateway }
+        ToolReport { exposed, prompts: 0, project_dir: project_dir.display().to_string(), gateway }
     }
 
-    /// The status JSON's `projectDir`, `toolSets` (with `gateway`) and `remotes`.
+    /// Adds the declared prompts exposed ([`ToolSets::prompts`]).
+    #[must_use]
+    pub fn with_prompts(mut self, declared: usize) -> Self {
+        self.prompts = declared;
+        self
+    }
+
+    /// The status JSON's `projectDir`, `toolSets` (with `gateway`), `prompts` and `remotes`.
     pub fn status_json(&self) -> Value {
         let remotes = self.gateway.as_ref().map_or_else(|| json!([]), |gateway| gateway.health_json());
         let mut tool_sets: Map<String, Value> =
             self.exposed.iter().map(|(set, n)| (set.label().to_owned(), json!(n))).collect();
         tool_sets.insert(ToolSet::Gateway.label().into(), json!(self.gateway_tools()));
-        json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes })
+        let mut status = json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes });
+        status["prompts"] = json!({ "declared": self.prompts });
+        status
     }
 
-    /// `mcpd_tools_exposed{set}` (the gateway's only when there is one), `mcpd_remote_up` and
-    /// `mcpd_remote_tools` per remote.
+    /// `mcpd_tools_exposed{set}` (the gateway's only when there is one),
+    /// `mcpd_prompts_exposed{set="declared"}`, `mcpd_remote_up` and `mcpd_remote_tools` per remote.
     pub fn gauges(&self) -> Vec<GaugeSample> {
         let exposed = |set: ToolSet, n: usize| GaugeSample {
             name: "mcpd_tools_exposed",
@@ -135,6 +173,12 @@ impl ToolReport {
             value: n as i64,
         };
         let mut samples: Vec<GaugeSample> = self.exposed.iter().map(|(set, n)| exposed(*set, *n)).collect();
+        samples.push(GaugeSample {
+            name: "mcpd_prompts_exposed",
+            help: "Prompts exposed per set",
+            labels: vec![("set", "declared".to_owned())],
+            value: self.prompts as i64,
+        });
         if let Some(gateway) = &self.gateway {
             let health = gateway.health();
             samples.push(exposed(ToolSet::Gateway, health.iter().map(|h| h.tools).sum()));

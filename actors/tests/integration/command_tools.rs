@@ -527,6 +527,8 @@ async fn load_declared_reports_clear_errors() {
             (json!([with(json!({"surprise": 1}))]), vec!["unknown field", "surprise"]),
             (json!({"tools": [], "extra": 1}), vec!["extra"]),
             (json!({"tools": {}}), vec!["must be an array"]),
+            (json!({"prompts": {}}), vec!["\"prompts\" must be an array"]),
+            (json!({}), vec!["declares nothing"]),
             (json!(42), vec!["expected an array"]),
         ];
         for (i, (document, expected)) in cases.iter().enumerate() {

@@ -28,6 +28,7 @@ mod client_cli;
 mod client_faults;
 mod client_interop;
 mod command_tools;
+mod declared_prompts;
 mod edge_limits;
 mod file_tools;
 mod files_race;

@@ -48,6 +48,16 @@ pub(crate) struct ServeArgs {
     /// Server version reported to clients.
     #[arg(short = 'v', long = "version")]
     pub(crate) server_version: Option<String>,
+    /// Display title reported to clients (`title`).
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+    /// Home page reported to clients, an http(s) URL (`websiteUrl`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) website_url: Option<String>,
+    /// An icon reported to clients: `SRC [mime=TYPE] [sizes=WxH,…] [theme=light|dark]`, SRC an
+    /// http(s) or data: URI (repeatable; replaces `icons`).
+    #[arg(long = "icon", value_name = "SPEC")]
+    pub(crate) icons: Vec<String>,
     /// Project directory for tools (default: the current directory).
     #[arg(short = 'd', long = "project-dir", alias = "projectDir")]
     pub(crate) project_dir: Option<PathBuf>,
@@ -158,9 +168,12 @@ pub(crate) struct ServeArgs {
     /// An environment variable commands may see (repeatable; PATH, HOME, LANG, TERM by default).
     #[arg(long = "command-env")]
     pub(crate) command_env: Vec<String>,
-    /// A JSON file of config-declared command tools.
+    /// A JSON file of config-declared command tools (and prompts).
     #[arg(long)]
     pub(crate) tools: Option<PathBuf>,
+    /// Only the prompts matching these patterns (`*`, `?`; separated by commas; `enabledPrompts`).
+    #[arg(long, value_name = "PATTERNS")]
+    pub(crate) enabled_prompts: Option<String>,
     /// An mcpServers file whose servers' tools are re-exported (the gateway).
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,

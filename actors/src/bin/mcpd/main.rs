@@ -10,6 +10,7 @@
 mod args;
 mod client;
 mod login;
+mod metadata;
 mod serve;
 mod settings;
 

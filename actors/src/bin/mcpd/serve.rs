@@ -60,7 +60,8 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
 async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     let runtime = Mcpd::new(settings.server.clone(), settings.listener.clone(), settings.warnings.clone());
     let gateway = gateway(&settings, runtime.counts());
-    let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone());
+    let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone())
+        .with_prompts(settings.exposed_prompts);
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }

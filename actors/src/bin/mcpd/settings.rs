@@ -14,11 +14,12 @@ use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::client::ServerRecord;
-use mcpd_actors::tools::commands::{load_declared, CommandOptions};
+use mcpd_actors::tools::commands::{load_declarations, CommandOptions};
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
-use mcpd_actors::tools::sets::{assemble, ToolSet, ToolSetOptions};
+use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
+use mcpd_actors::tools::sets::{assemble, PromptSetOptions, ToolSet, ToolSetOptions};
 use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 
 use crate::args::ServeArgs;
@@ -43,6 +44,8 @@ pub(crate) struct Settings {
     pub(crate) filter: ToolFilter,
     /// Tools exposed per local set.
     pub(crate) exposed: Vec<(ToolSet, usize)>,
+    /// Declared prompts exposed (after `enabledPrompts`).
+    pub(crate) exposed_prompts: usize,
     /// The gateway's remote servers (from `--servers`).
     pub(crate) remotes: Vec<ServerRecord>,
     /// The OAuth credentials file of the gateway's remotes (`--credentials`, the `credentials`
@@ -110,7 +113,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     let root = ProjectRoot::new(&project_dir)
         .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
 
-    let tool_options = tool_options(args, &props)?;
+    let tool_options = tool_options(args, &props, &mut warnings)?;
     let declared_scopes: Vec<(String, Vec<String>)> =
         tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
@@ -120,10 +123,12 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         Some(path) => load_servers(&path).map_err(usage)?,
         None => Vec::new(),
     };
-    let info = Implementation::new(
+    let mut info = Implementation::new(
         pick_text(&args.name, &props, "name").unwrap_or_else(|| "mcpd".to_owned()),
         pick_text(&args.server_version, &props, "version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
     );
+    crate::metadata::apply(&mut info, args.title.as_deref(), args.website_url.as_deref(), &args.icons, &props)
+        .map_err(usage)?;
     // Stdio is one long session, and `-s` gives HTTP sessions: both can deliver list_changed and
     // resource updates.
     let sessions = args.session || args.port.is_none();
@@ -137,18 +142,34 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
-    Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, credentials, project_dir })
+    Ok(Settings {
+        server,
+        live,
+        warnings,
+        listener,
+        filter,
+        exposed: tools.exposed,
+        exposed_prompts: tools.prompts,
+        remotes,
+        credentials,
+        project_dir,
+    })
 }
 
-/// The tool sets the flags and properties ask for.
-fn tool_options(args: &ServeArgs, props: &Properties) -> Result<ToolSetOptions, Fatal> {
+/// The tool sets (and declared prompts) the flags and properties ask for.
+fn tool_options(args: &ServeArgs, props: &Properties, warnings: &mut Vec<String>) -> Result<ToolSetOptions, Fatal> {
     let file_tools = !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false");
     let files = file_tools
         .then(|| FileToolOptions { write: args.write || flag(props, "writeMode"), ..FileToolOptions::default() });
-    let declared = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
-        Some(path) => load_declared(&path).map_err(usage)?,
-        None => Vec::new(),
+    let declarations = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
+        Some(path) => {
+            let declarations = load_declarations(&path).map_err(usage)?;
+            let prompts = load_prompts(declarations.prompts, &path.display().to_string()).map_err(usage)?;
+            Some((declarations.tools, prompts))
+        }
+        None => None,
     };
+    let (declared, declared_prompts) = declarations.unwrap_or_default();
     let mut commands = CommandOptions {
         enabled: args.commands || flag(props, "commands.enabled"),
         allow_shell: args.allow_shell || flag(props, "commands.shell"),
@@ -156,7 +177,35 @@ fn tool_options(args: &ServeArgs, props: &Properties) -> Result<ToolSetOptions, 
     };
     commands.env_allow.extend(args.command_env.iter().cloned());
     commands.env_allow.extend(props.list("commands.env"));
-    Ok(ToolSetOptions { files, commands, declared })
+    let prompts = prompt_options(args, props, declared_prompts, warnings)?;
+    Ok(ToolSetOptions { files, commands, declared, prompts })
+}
+
+/// Declared prompts: their limits (`prompts.maxEmbedBytes`, `prompts.maxOutputBytes`) and
+/// `--enabled-prompts` / `enabledPrompts` (the patterns of `enabledTools`).
+fn prompt_options(
+    args: &ServeArgs,
+    props: &Properties,
+    declared: Vec<mcpd_actors::tools::prompts::DeclaredPrompt>,
+    warnings: &mut Vec<String>,
+) -> Result<PromptSetOptions, Fatal> {
+    let mut options = PromptOptions::default();
+    if let Some(bytes) = pick::<u64>(None, props, "prompts.maxEmbedBytes")? {
+        options.max_embed_bytes = bytes;
+    }
+    if let Some(bytes) = pick::<usize>(None, props, "prompts.maxOutputBytes")? {
+        options.max_output_bytes = bytes;
+    }
+    let patterns = args.enabled_prompts.as_deref().or_else(|| props.get("enabledPrompts"));
+    let filter = patterns.map(|p| ToolFilter::from_value(Some(p)));
+    if matches!(&filter, Some(ToolFilter::Patterns(p)) if p.is_empty()) {
+        let warning = "enabledPrompts is set but empty: NO prompts are exposed. Remove it to expose every prompt, \
+                       or list patterns such as `review, git_*`."
+            .to_owned();
+        log::warn!("{warning}");
+        warnings.push(warning);
+    }
+    Ok(PromptSetOptions { declared, options, filter })
 }
 
 /// The listener: bind address, keys, origins, limits and session settings.

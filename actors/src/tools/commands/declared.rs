@@ -73,7 +73,7 @@ pub struct DeclaredTool {
 
 /// A piece of an argv template element.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Piece {
+pub(crate) enum Piece {
     /// Literal text.
     Text(String),
     /// The value of this argument.
@@ -81,7 +81,7 @@ pub(super) enum Piece {
 }
 
 /// Splits one argv element into text and `{prop}` placeholders.
-pub(super) fn parse_element(element: &str) -> Vec<Piece> {
+pub(crate) fn parse_element(element: &str) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut text = String::new();
     let mut rest = element;
@@ -181,28 +181,64 @@ pub(super) fn compile(tool: DeclaredTool) -> Result<Compiled, String> {
     Ok(Compiled { tool, template, validator, timeout })
 }
 
+/// Everything a declarations file (`--tools FILE`) declares: command tools, and the raw entries
+/// of its `prompts` and `resources` sections (checked by their own modules).
+#[derive(Debug, Default)]
+pub struct Declarations {
+    /// The command tools, checked.
+    pub tools: Vec<DeclaredTool>,
+    /// The `prompts` section's entries, unchecked.
+    pub prompts: Vec<Value>,
+    /// The `resources` section's entries, unchecked.
+    pub resources: Vec<Value>,
+}
+
 /// Loads declared command tools from a JSON file (an array of tools, or `{"tools": [...]}`),
 /// checking every tool (see [`DeclaredTool`]) and that names are unique.
 ///
 /// # Errors
 /// A message naming the file, the tool and the problem.
 pub fn load_declared(path: &Path) -> Result<Vec<DeclaredTool>, String> {
+    load_declarations(path).map(|declarations| declarations.tools)
+}
+
+/// Loads a declarations file: an array of tools, or an object with any of `tools`, `prompts`
+/// and `resources` (arrays). The tools are checked here (see [`DeclaredTool`]; names unique);
+/// prompts and resources are returned as they are, for their own modules to check.
+///
+/// # Errors
+/// A message naming the file, the entry and the problem.
+pub fn load_declarations(path: &Path) -> Result<Declarations, String> {
     let where_ = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {where_}: {e}"))?;
     let document: Value = serde_json::from_str(&text).map_err(|e| format!("{where_} is not valid JSON: {e}"))?;
+    let mut declarations = Declarations::default();
     let entries = match document {
         Value::Array(entries) => entries,
         Value::Object(mut object) => {
-            if let Some(other) = object.keys().find(|k| *k != "tools") {
-                return Err(format!("{where_}: unknown top-level field {other:?} (expected \"tools\")"));
+            const SECTIONS: [&str; 3] = ["tools", "prompts", "resources"];
+            if let Some(other) = object.keys().find(|k| !SECTIONS.contains(&k.as_str())) {
+                return Err(format!(
+                    "{where_}: unknown top-level field {other:?} (expected \"tools\", \"prompts\" or \"resources\")"
+                ));
             }
-            match object.remove("tools") {
-                Some(Value::Array(entries)) => entries,
-                Some(_) => return Err(format!("{where_}: \"tools\" must be an array")),
-                None => return Err(format!("{where_}: missing field \"tools\"")),
+            if object.is_empty() {
+                return Err(format!("{where_}: declares nothing (expected \"tools\", \"prompts\" or \"resources\")"));
             }
+            let mut section = |name: &str| match object.remove(name) {
+                Some(Value::Array(entries)) => Ok(entries),
+                Some(_) => Err(format!("{where_}: \"{name}\" must be an array")),
+                None => Ok(Vec::new()),
+            };
+            declarations.prompts = section("prompts")?;
+            declarations.resources = section("resources")?;
+            section("tools")?
         }
-        _ => return Err(format!("{where_}: expected an array of tools or {{\"tools\": [...]}}")),
+        _ => {
+            return Err(format!(
+                "{where_}: expected an array of tools or an object with \"tools\", \"prompts\" or \"resources\""
+            ))
+        }
     };
     let mut tools = Vec::with_capacity(entries.len());
     let mut names = BTreeSet::new();
@@ -221,7 +257,8 @@ pub fn load_declared(path: &Path) -> Result<Vec<DeclaredTool>, String> {
         let tool = compile(tool).map_err(|e| format!("{label}: {e}"))?.tool;
         tools.push(tool);
     }
-    Ok(tools)
+    declarations.tools = tools;
+    Ok(declarations)
 }
 
 fn scalar(name: &str, value: &Value) -> Result<String, String> {
@@ -241,7 +278,7 @@ fn scalar(name: &str, value: &Value) -> Result<String, String> {
 ///
 /// # Errors
 /// A value that cannot become argv text (an object, a nested array, a NUL byte).
-pub(super) fn expand(template: &[Vec<Piece>], arguments: &Map<String, Value>) -> Result<Vec<String>, String> {
+pub(crate) fn expand(template: &[Vec<Piece>], arguments: &Map<String, Value>) -> Result<Vec<String>, String> {
     let mut argv = Vec::with_capacity(template.len());
     for element in template {
         if let [Piece::Arg(name)] = element.as_slice() {

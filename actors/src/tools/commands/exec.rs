@@ -121,6 +121,56 @@ impl Capture {
     }
 }
 
+/// Where a command's output goes as it is read.
+pub(super) trait OutputSink {
+    /// A chunk of stdout.
+    fn stdout(&mut self, chunk: &[u8]);
+    /// A chunk of stderr.
+    fn stderr(&mut self, chunk: &[u8]);
+}
+
+/// The tools' capture merges the two streams.
+impl OutputSink for Capture {
+    fn stdout(&mut self, chunk: &[u8]) {
+        self.push(chunk);
+    }
+
+    fn stderr(&mut self, chunk: &[u8]) {
+        self.push(chunk);
+    }
+}
+
+/// stdout and stderr apart (for a prompt, whose stdout is its text): the first `max_stdout`
+/// bytes of stdout, the last `max_stderr` of stderr.
+#[derive(Debug)]
+pub(super) struct Split {
+    /// The beginning of stdout.
+    pub(super) stdout: Vec<u8>,
+    /// Every byte written to stdout.
+    pub(super) stdout_total: u64,
+    /// The end of stderr.
+    pub(super) stderr: Capture,
+    max_stdout: usize,
+}
+
+impl Split {
+    pub(super) fn new(max_stdout: usize, max_stderr: usize) -> Self {
+        Split { stdout: Vec::new(), stdout_total: 0, stderr: Capture::new(0, max_stderr), max_stdout }
+    }
+}
+
+impl OutputSink for Split {
+    fn stdout(&mut self, chunk: &[u8]) {
+        self.stdout_total += chunk.len() as u64;
+        let room = self.max_stdout.saturating_sub(self.stdout.len()).min(chunk.len());
+        self.stdout.extend_from_slice(&chunk[..room]);
+    }
+
+    fn stderr(&mut self, chunk: &[u8]) {
+        self.stderr.push(chunk);
+    }
+}
+
 /// A UTF-8 continuation byte (`10xxxxxx`): not the start of a character.
 pub(super) fn is_continuation(byte: u8) -> bool {
     byte & 0b1100_0000 == 0b1000_0000
@@ -128,7 +178,7 @@ pub(super) fn is_continuation(byte: u8) -> bool {
 
 /// How the command ended.
 #[derive(Debug)]
-pub(super) struct Outcome {
+pub(super) struct Outcome<C = Capture> {
     /// The exit code (none when a signal ended it).
     pub(super) exit_code: Option<i32>,
     /// The signal that ended it (Unix).
@@ -138,7 +188,7 @@ pub(super) struct Outcome {
     /// From spawn to the end of its output.
     pub(super) duration: Duration,
     /// Its output.
-    pub(super) capture: Capture,
+    pub(super) capture: C,
 }
 
 /// Kills the command's process group when dropped (a cancelled call, a server time limit)
@@ -208,6 +258,14 @@ fn describe(status: Option<std::io::Result<ExitStatus>>) -> (Option<i32>, Option
 /// # Errors
 /// When the program cannot be started (not found, not executable...).
 pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: usize) -> Result<Outcome, String> {
+    execute_into(invocation, Capture::new(max_log, max_tail)).await
+}
+
+/// [`execute`] with the output going to `capture`.
+///
+/// # Errors
+/// When the program cannot be started.
+pub(super) async fn execute_into<C: OutputSink>(invocation: Invocation, mut capture: C) -> Result<Outcome<C>, String> {
     let Invocation { argv, cwd, timeout, env } = invocation;
     let (program, args) = argv.split_first().ok_or("argv is empty")?;
     let mut command = tokio::process::Command::new(program);
@@ -230,7 +288,6 @@ pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: us
     let mut group = GroupGuard { pgid: child.id() };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
-    let mut capture = Capture::new(max_log, max_tail);
     let deadline = tokio::time::Instant::now() + timeout;
     let mut drain_until: Option<tokio::time::Instant> = None;
     let mut status: Option<std::io::Result<ExitStatus>> = None;
@@ -244,11 +301,11 @@ pub(super) async fn execute(invocation: Invocation, max_log: usize, max_tail: us
         let wake = drain_until.unwrap_or(deadline);
         tokio::select! {
             read = read_some(&mut stdout, &mut out_buf) => match read {
-                Some(n) => capture.push(&out_buf[..n]),
+                Some(n) => capture.stdout(&out_buf[..n]),
                 None => stdout = None,
             },
             read = read_some(&mut stderr, &mut err_buf) => match read {
-                Some(n) => capture.push(&err_buf[..n]),
+                Some(n) => capture.stderr(&err_buf[..n]),
                 None => stderr = None,
             },
             ended = child.wait(), if status.is_none() => {

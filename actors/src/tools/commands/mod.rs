@@ -16,6 +16,11 @@
 //! - has stdout and stderr **merged** into one output, in the order their chunks were read (the
 //!   relative order of the two streams is approximate; within each it is exact).
 //!
+//! A declared tool (and a declared prompt's command) called in a session also sees
+//! `MCPD_SESSION_ID=<id>` ([`SESSION_ENV`]): the `Mcp-Session-Id` of a streamable-HTTP session
+//! or the id of an HTTP+SSE connection. Stateless calls and stdio have no session, and the
+//! variable is then absent (also when the server's own environment has one).
+//!
 //! The result carries only the tail of the output (`max_output_bytes`); the first
 //! [`CommandOptions::max_log_bytes`] of it are kept in memory as a log under a random id
 //! (`logId`) that `read_command_log` pages through. The last [`CommandOptions::max_logs`]
@@ -25,6 +30,7 @@
 mod declared;
 mod exec;
 mod logs;
+mod template;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -34,12 +40,17 @@ use mcpd::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use mcpd::{Catalog, ToolContext, ToolError};
 use serde_json::{json, Map, Value};
 
-pub use declared::{load_declared, DeclaredTool};
+pub use declared::{load_declarations, load_declared, Declarations, DeclaredTool};
+pub(crate) use declared::{parse_element, Piece};
+pub(crate) use template::{run_template, TemplateRun};
 
 use super::paths::ProjectRoot;
 use declared::Compiled;
 use exec::{Invocation, Outcome, WorkDir};
 use logs::{CommandLog, LogStore};
+
+/// The variable that carries the session id to a command run for a call in a session.
+pub const SESSION_ENV: &str = "MCPD_SESSION_ID";
 
 /// The variables passed through by default.
 pub const DEFAULT_ENV_ALLOW: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
@@ -115,9 +126,10 @@ pub fn register(catalog: &mut Catalog, root: ProjectRoot, options: CommandOption
                 let definition = declared_definition(&compiled.tool);
                 let compiled = Arc::new(compiled);
                 let s = shared.clone();
-                catalog.add_tool(definition, move |args: Map<String, Value>, _ctx: ToolContext| {
+                catalog.add_tool(definition, move |args: Map<String, Value>, ctx: ToolContext| {
                     let (s, compiled) = (s.clone(), compiled.clone());
-                    async move { run_declared(&s, &compiled, args).await }
+                    let session = ctx.session_id().map(str::to_owned);
+                    async move { run_declared(&s, &compiled, args, session.as_deref()).await }
                 });
                 any = true;
             }
@@ -286,6 +298,17 @@ fn environment(options: &CommandOptions, requested: &[(String, String)]) -> Resu
     Ok(env)
 }
 
+/// The environment of a declared command: the allow-listed variables, and `MCPD_SESSION_ID`
+/// exactly when the call is in a session (never passed through from the server's own).
+fn session_environment(options: &CommandOptions, session: Option<&str>) -> Result<Vec<(OsString, OsString)>, String> {
+    let mut env = environment(options, &[])?;
+    env.retain(|(name, _)| name != SESSION_ENV);
+    if let Some(id) = session {
+        env.push((SESSION_ENV.into(), id.into()));
+    }
+    Ok(env)
+}
+
 fn working_directory(root: &ProjectRoot, cwd: Option<&str>) -> Result<WorkDir, String> {
     let given = cwd.unwrap_or(".");
     let inside = root.existing(given).map_err(|e| format!("cwd: {e}"))?;
@@ -380,6 +403,7 @@ async fn run_declared(
     shared: &Shared,
     compiled: &Compiled,
     args: Map<String, Value>,
+    session: Option<&str>,
 ) -> Result<CallToolResult, ToolError> {
     let name = &compiled.tool.name;
     let instance = Value::Object(args);
@@ -405,7 +429,7 @@ async fn run_declared(
     let argv = declared::expand(&compiled.template, &args).map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
     let cwd = working_directory(&shared.root, compiled.tool.cwd.as_deref())
         .map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
-    let env = environment(&shared.options, &[]).map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
+    let env = session_environment(&shared.options, session).map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
     let timeout = compiled.timeout.unwrap_or(shared.options.default_timeout);
     run(shared, Invocation { argv, cwd, timeout, env }).await
 }
