@@ -93,6 +93,7 @@ fn spawn_session(
         state.counts.clone(),
         state.metrics.clone(),
         state.session_config.idle_timeout,
+        state.server.live_catalog().clone(),
     )
     .legacy_sse(legacy_sse)
     .start();

@@ -24,6 +24,7 @@
 
 mod declared;
 mod exec;
+mod fixed;
 mod logs;
 
 use std::ffi::OsString;
@@ -35,6 +36,7 @@ use mcpd::{Catalog, ToolContext, ToolError};
 use serde_json::{json, Map, Value};
 
 pub use declared::{load_declarations, load_declared, Declarations, DeclaredTool};
+pub use fixed::FixedCommand;
 
 use super::paths::ProjectRoot;
 use declared::Compiled;
