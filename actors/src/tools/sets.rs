@@ -1,7 +1,8 @@
 //! The tools `mcpd serve` exposes, assembled from its tool sets (built-in, file, command and
 //! declared tools; the gateway adds its remotes' tools at run time) and filtered by
 //! `enabledTools`, and the report of what is exposed: the status JSON's `projectDir`,
-//! `toolSets` and `remotes`, and the `mcpd_tools_exposed` / `mcpd_remote_*` gauges.
+//! `toolSets`, `remotes` and `resources`, and the `mcpd_tools_exposed` / `mcpd_remote_*` /
+//! `mcpd_resources_*` gauges.
 //!
 //! An embedder builds the same server as the binary with [`assemble`] and shows the same status
 //! with [`ToolReport::install`]. Nothing here reads flags, files or the environment.
@@ -17,6 +18,7 @@ use super::commands::{self, CommandOptions, DeclaredTool};
 use super::files::{self, FileToolOptions};
 use super::gateway::Gateway;
 use super::paths::ProjectRoot;
+use super::resources::{FileWatch, ResourceCounts};
 use crate::metrics::GaugeSample;
 use crate::runtime::{Mcpd, RuntimeError};
 
@@ -108,12 +110,28 @@ pub struct ToolReport {
     exposed: Vec<(ToolSet, usize)>,
     project_dir: String,
     gateway: Option<Arc<Gateway>>,
+    resources: Option<(ResourceCounts, Arc<FileWatch>)>,
 }
 
 impl ToolReport {
     /// A report of `exposed` (from [`assemble`]) and, when there is one, the gateway.
     pub fn new(exposed: Vec<(ToolSet, usize)>, project_dir: &Path, gateway: Option<Arc<Gateway>>) -> Self {
-        ToolReport { exposed, project_dir: project_dir.display().to_string(), gateway }
+        ToolReport { exposed, project_dir: project_dir.display().to_string(), gateway, resources: None }
+    }
+
+    /// Adds the resources (from [`super::resources::register`]): the status JSON's `resources`
+    /// (`files`, `templates`, `declared`, `watched`) and `mcpd_resources_exposed{set}` /
+    /// `mcpd_resources_watched`.
+    #[must_use]
+    pub fn with_resources(mut self, counts: ResourceCounts, watch: Arc<FileWatch>) -> Self {
+        self.resources = Some((counts, watch));
+        self
+    }
+
+    fn resource_sets(&self) -> Vec<(&'static str, usize)> {
+        self.resources.as_ref().map_or_else(Vec::new, |(counts, _)| {
+            vec![("files", counts.files), ("templates", counts.templates), ("declared", counts.declared)]
+        })
     }
 
     /// The status JSON's `projectDir`, `toolSets` (with `gateway`) and `remotes`.
@@ -122,7 +140,14 @@ impl ToolReport {
         let mut tool_sets: Map<String, Value> =
             self.exposed.iter().map(|(set, n)| (set.label().to_owned(), json!(n))).collect();
         tool_sets.insert(ToolSet::Gateway.label().into(), json!(self.gateway_tools()));
-        json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes })
+        let mut status = json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes });
+        if let Some((_, watch)) = &self.resources {
+            let mut resources: Map<String, Value> =
+                self.resource_sets().into_iter().map(|(set, n)| (set.to_owned(), json!(n))).collect();
+            resources.insert("watched".into(), json!(watch.watched()));
+            status["resources"] = Value::Object(resources);
+        }
+        status
     }
 
     /// `mcpd_tools_exposed{set}` (the gateway's only when there is one), `mcpd_remote_up` and
@@ -135,6 +160,22 @@ impl ToolReport {
             value: n as i64,
         };
         let mut samples: Vec<GaugeSample> = self.exposed.iter().map(|(set, n)| exposed(*set, *n)).collect();
+        for (set, n) in self.resource_sets() {
+            samples.push(GaugeSample {
+                name: "mcpd_resources_exposed",
+                help: "Resources exposed per kind (listed project files, templates, declared)",
+                labels: vec![("set", set.to_owned())],
+                value: n as i64,
+            });
+        }
+        if let Some((_, watch)) = &self.resources {
+            samples.push(GaugeSample {
+                name: "mcpd_resources_watched",
+                help: "Subscribed project files watched for changes",
+                labels: Vec::new(),
+                value: watch.watched() as i64,
+            });
+        }
         if let Some(gateway) = &self.gateway {
             let health = gateway.health();
             samples.push(exposed(ToolSet::Gateway, health.iter().map(|h| h.tools).sum()));

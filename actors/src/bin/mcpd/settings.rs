@@ -14,10 +14,11 @@ use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::client::ServerRecord;
-use mcpd_actors::tools::commands::{load_declared, CommandOptions};
+use mcpd_actors::tools::commands::{load_declarations, load_declared, CommandOptions};
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
+use mcpd_actors::tools::resources::{self, FileWatch, ResourceCounts, ResourceOptions};
 use mcpd_actors::tools::sets::{assemble, ToolSet, ToolSetOptions};
 use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 
@@ -50,6 +51,8 @@ pub(crate) struct Settings {
     pub(crate) credentials: Option<PathBuf>,
     /// The directory the file and command tools are confined to.
     pub(crate) project_dir: PathBuf,
+    /// Resources exposed per kind, and the watch of subscribed project files.
+    pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -115,7 +118,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
-    let tools = assemble(&root, tool_options, &filter);
+    let command_options = tool_options.commands.clone();
+    let mut tools = assemble(&root, tool_options, &filter);
+    let resources = resource_set(args, &props, &root, &command_options, &mut tools.catalog, &mut warnings)?;
     let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
         Some(path) => load_servers(&path).map_err(usage)?,
         None => Vec::new(),
@@ -132,12 +137,24 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         options.page_size = size.max(1);
     }
     let live = Arc::new(LiveCatalog::new(tools.catalog));
+    resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let mut listener = listener_config(args, &props, max_command_time)?;
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
-    Ok(Settings { server, live, warnings, listener, filter, exposed: tools.exposed, remotes, credentials, project_dir })
+    Ok(Settings {
+        server,
+        live,
+        warnings,
+        listener,
+        filter,
+        exposed: tools.exposed,
+        remotes,
+        credentials,
+        project_dir,
+        resources,
+    })
 }
 
 /// The tool sets the flags and properties ask for.
@@ -157,6 +174,46 @@ fn tool_options(args: &ServeArgs, props: &Properties) -> Result<ToolSetOptions, 
     commands.env_allow.extend(args.command_env.iter().cloned());
     commands.env_allow.extend(props.list("commands.env"));
     Ok(ToolSetOptions { files, commands, declared })
+}
+
+/// The resources: project files (unless `--no-file-resources` / `fileResources=false`) and the
+/// declarations file's `resources`, filtered by `--enabled-resources` / `enabledResources`
+/// (URI patterns), added to `catalog`.
+fn resource_set(
+    args: &ServeArgs,
+    props: &Properties,
+    root: &ProjectRoot,
+    commands: &CommandOptions,
+    catalog: &mut mcpd::Catalog,
+    warnings: &mut Vec<String>,
+) -> Result<(ResourceCounts, Arc<FileWatch>), Fatal> {
+    let files = !args.no_file_resources && props.get("fileResources").is_none_or(|v| v.trim() != "false");
+    let mut options = ResourceOptions { files, ..ResourceOptions::default() };
+    if let Some(bytes) = pick(args.max_resource_bytes, props, "maxResourceBytes")? {
+        options.max_read_bytes = bytes.max(1);
+    }
+    if let Some(max) = pick(args.max_listed_resources, props, "maxListedResources")? {
+        options.max_listed = max;
+    }
+    if let Some(max) = pick(args.max_watched_resources, props, "maxWatchedResources")? {
+        options.max_watched = max;
+    }
+    let filter = ToolFilter::from_value(args.enabled_resources.as_deref().or_else(|| props.get("enabledResources")));
+    if filter == ToolFilter::Patterns(Vec::new()) {
+        let warning = "enabledResources is set but empty: NO resources are exposed. Remove it to expose every \
+                       resource, or list URI patterns such as `file:///docs/*`."
+            .to_owned();
+        log::warn!("{warning}");
+        warnings.push(warning);
+    }
+    let declared = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
+        Some(path) => {
+            let entries = load_declarations(&path).map_err(usage)?.resources;
+            resources::check_declared(&path, entries, root).map_err(usage)?
+        }
+        None => Vec::new(),
+    };
+    Ok(resources::register(catalog, root, &options, commands, declared, &filter))
 }
 
 /// The listener: bind address, keys, origins, limits and session settings.

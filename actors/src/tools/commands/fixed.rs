@@ -55,7 +55,12 @@ impl FixedCommand {
     /// # Errors
     /// A message saying why there is no output: not started, timed out, a non-zero exit or a
     /// signal (with the end of the output), or more output than `max_bytes`.
-    pub async fn output(&self, root: &ProjectRoot, options: &CommandOptions, max_bytes: usize) -> Result<Vec<u8>, String> {
+    pub async fn output(
+        &self,
+        root: &ProjectRoot,
+        options: &CommandOptions,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, String> {
         let cwd = working_directory(root, self.cwd.as_deref())?;
         let env = environment(options, &[])?;
         let invocation = Invocation { argv: self.argv.clone(), cwd, timeout: self.timeout, env };
@@ -67,6 +72,9 @@ impl FixedCommand {
         }
         match (outcome.exit_code, outcome.signal) {
             (Some(0), _) => {}
+            (Some(code), _) if tail.trim().is_empty() => {
+                return Err(format!("{program:?} exited with code {code} (no output)"))
+            }
             (Some(code), _) => return Err(format!("{program:?} exited with code {code}: {}", tail.trim_end())),
             (None, Some(signal)) => return Err(format!("{program:?} was killed by signal {signal}")),
             (None, None) => return Err(format!("{program:?} ended without an exit code")),

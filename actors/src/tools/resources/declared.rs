@@ -178,7 +178,8 @@ pub(super) fn register(
     commands: &CommandOptions,
     declared: Vec<DeclaredResource>,
 ) {
-    let reader = Arc::new(Reader { root: root.clone(), max_bytes: options.max_read_bytes, filter: Arc::new(ToolFilter::All) });
+    let reader =
+        Arc::new(Reader { root: root.clone(), max_bytes: options.max_read_bytes, filter: Arc::new(ToolFilter::All) });
     let commands = Arc::new(commands.clone());
     let max_bytes = usize::try_from(options.max_read_bytes).unwrap_or(usize::MAX);
     for resource in declared {
@@ -200,7 +201,8 @@ pub(super) fn register(
             Source::Command(command) => {
                 let (root, commands, command) = (root.clone(), commands.clone(), Arc::new(command));
                 catalog.add_resource(resource.definition, move |uri: String, _v: UriVariables, _c: ToolContext| {
-                    let (root, commands, command, mime) = (root.clone(), commands.clone(), command.clone(), mime.clone());
+                    let (root, commands, command, mime) =
+                        (root.clone(), commands.clone(), command.clone(), mime.clone());
                     async move {
                         let output = command
                             .output(&root, &commands, max_bytes)

@@ -50,7 +50,8 @@ pub(super) fn register(
         move |uri: String, variables: UriVariables, _context: ToolContext| {
             let reader = reader.clone();
             async move {
-                let encoded = variables.into_iter().find(|(name, _)| name == "path").map(|(_, v)| v).unwrap_or_default();
+                let encoded =
+                    variables.into_iter().find(|(name, _)| name == "path").map(|(_, v)| v).unwrap_or_default();
                 let path = decode_path(&encoded).map_err(|e| ToolError::Protocol(ProtocolError::InvalidParams(e)))?;
                 if !reader.filter.allows(&uri) {
                     return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));

@@ -235,11 +235,17 @@ mod tests {
     #[test]
     fn text_is_text_and_the_rest_a_blob() {
         let text = contents("file:///a.md", mime_type("a.md"), b"# hi".to_vec());
-        assert!(matches!(&text.contents[0], ResourceContents::Text { mime_type: Some(m), text, .. } if m == "text/markdown" && text == "# hi"));
+        assert!(
+            matches!(&text.contents[0], ResourceContents::Text { mime_type: Some(m), text, .. } if m == "text/markdown" && text == "# hi")
+        );
         let png = contents("file:///a.png", mime_type("a.PNG"), b"abc".to_vec());
-        assert!(matches!(&png.contents[0], ResourceContents::Blob { mime_type: Some(m), blob, .. } if m == "image/png" && blob == "YWJj"));
+        assert!(
+            matches!(&png.contents[0], ResourceContents::Blob { mime_type: Some(m), blob, .. } if m == "image/png" && blob == "YWJj")
+        );
         let nul = contents("file:///x", None, vec![b'a', 0]);
-        assert!(matches!(&nul.contents[0], ResourceContents::Blob { mime_type: Some(m), .. } if m == "application/octet-stream"));
+        assert!(
+            matches!(&nul.contents[0], ResourceContents::Blob { mime_type: Some(m), .. } if m == "application/octet-stream")
+        );
         let svg = contents("file:///a.svg", mime_type("a.svg"), b"<svg/>".to_vec());
         assert!(matches!(&svg.contents[0], ResourceContents::Text { .. }));
     }
