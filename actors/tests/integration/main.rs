@@ -29,6 +29,7 @@ mod client_faults;
 mod client_interop;
 mod command_tools;
 mod edge_limits;
+mod file_resources;
 mod file_tools;
 mod files_race;
 mod gateway;
