@@ -282,7 +282,6 @@ async fn a_subscribed_file_edited_on_disk_is_announced_in_a_streamable_http_sess
     let session = reply.header("mcp-session-id").expect("a session").to_owned();
     let headers = [base[0], base[1], ("mcp-session-id", session.as_str()), ("mcp-protocol-version", "2025-11-25")];
     let post = |body: Value| {
-        let headers = headers;
         let url = url.clone();
         async move { send("POST", &url, &headers, serde_json::to_vec(&body).unwrap()).await }
     };

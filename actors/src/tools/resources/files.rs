@@ -108,6 +108,15 @@ fn listing(root: &ProjectRoot, options: &ResourceOptions) -> Vec<(String, u64)> 
     found
 }
 
+/// Why a project file was not read: not there (`-32002`), not readable as asked (`-32602`:
+/// outside the project, a directory…), or a failure (`-32603`).
+#[derive(Debug)]
+enum Refusal {
+    NotFound,
+    Invalid(String),
+    Failed(String),
+}
+
 /// Reads project files for the template and for declared `file` resources.
 #[derive(Debug)]
 pub(super) struct Reader {
@@ -125,15 +134,22 @@ impl Reader {
         path: String,
         mime: Option<String>,
     ) -> Result<ReadResourceResult, ToolError> {
-        let outcome = actix_web::rt::task::spawn_blocking(move || self.read(&uri, &path, mime.as_deref())).await;
-        outcome.unwrap_or_else(|e| Err(ToolError::failed(format!("the file task failed: {e}"))))
+        let read_uri = uri.clone();
+        let outcome = actix_web::rt::task::spawn_blocking(move || self.read(&read_uri, &path, mime.as_deref())).await;
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(Refusal::NotFound)) => Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri })),
+            Ok(Err(Refusal::Invalid(message))) => Err(ToolError::Protocol(ProtocolError::InvalidParams(message))),
+            Ok(Err(Refusal::Failed(message))) => Err(ToolError::Failed(message)),
+            Err(e) => Err(ToolError::failed(format!("the file task failed: {e}"))),
+        }
     }
 
     /// Reads the project file `path` (judged like the file tools) as the resource `uri`.
-    fn read(&self, uri: &str, path: &str, mime: Option<&str>) -> Result<ReadResourceResult, ToolError> {
+    fn read(&self, uri: &str, path: &str, mime: Option<&str>) -> Result<ReadResourceResult, Refusal> {
         let refused = |e: PathError| match e {
-            PathError::NotFound { .. } => ToolError::Protocol(ProtocolError::ResourceNotFound { uri: uri.to_owned() }),
-            other => ToolError::Protocol(ProtocolError::InvalidParams(other.to_string())),
+            PathError::NotFound { .. } => Refusal::NotFound,
+            other => Refusal::Invalid(other.to_string()),
         };
         let inside = self.root.existing(path).map_err(refused)?;
         let shown = inside.shown();
@@ -141,18 +157,18 @@ impl Reader {
             if is_escape(&e) {
                 refused(PathError::Outside { path: path.to_owned() })
             } else if e.kind() == std::io::ErrorKind::NotFound {
-                ToolError::Protocol(ProtocolError::ResourceNotFound { uri: uri.to_owned() })
+                Refusal::NotFound
             } else {
-                ToolError::failed(format!("cannot read {shown:?}: {e}"))
+                Refusal::Failed(format!("cannot read {shown:?}: {e}"))
             }
         };
         let check = |meta: &cap_std::fs::Metadata| {
             if meta.is_dir() {
-                Err(ToolError::Protocol(ProtocolError::InvalidParams(format!("{shown:?} is a directory"))))
+                Err(Refusal::Invalid(format!("{shown:?} is a directory")))
             } else if !meta.is_file() {
-                Err(ToolError::Protocol(ProtocolError::InvalidParams(format!("{shown:?} is not a regular file"))))
+                Err(Refusal::Invalid(format!("{shown:?} is not a regular file")))
             } else if meta.len() > self.max_bytes {
-                Err(ToolError::failed(format!(
+                Err(Refusal::Failed(format!(
                     "{shown:?} is {} bytes, over the resource limit of {} bytes",
                     meta.len(),
                     self.max_bytes
@@ -170,7 +186,7 @@ impl Reader {
         let mut bytes = Vec::new();
         file.into_std().take(self.max_bytes + 1).read_to_end(&mut bytes).map_err(io_error)?;
         if bytes.len() as u64 > self.max_bytes {
-            return Err(ToolError::failed(format!(
+            return Err(Refusal::Failed(format!(
                 "{shown:?} grew over the resource limit of {} bytes while it was read",
                 self.max_bytes
             )));
