@@ -329,6 +329,65 @@ async fn a_subscribed_file_edited_on_disk_is_announced_in_a_streamable_http_sess
     let (_, _, metrics) = http(child.port, "GET", "/metrics", &[], "");
     assert!(metrics.contains("mcpd_resources_exposed{set=\"files\"} 3"), "{metrics}");
     assert!(metrics.contains("mcpd_resources_watched 1"), "{metrics}");
+
+    // The session ends: its subscription is released and the file no longer watched.
+    let deleted = send("DELETE", &url, &[("mcp-session-id", session.as_str())], Vec::new()).await;
+    assert_eq!(deleted.status, 200);
+    let port = child.port;
+    crate::support::eventually::eventually("the ended session's file is unwatched", ANSWER, async || {
+        watched(port) == 0
+    })
+    .await;
+}
+
+fn watched(port: u16) -> i64 {
+    let (_, _, body) = http(port, "GET", "/status", &[], "");
+    serde_json::from_str::<Value>(&body).unwrap()["resources"]["watched"].as_i64().unwrap()
+}
+
+/// Reads SSE lines from `reader` until a `data:` line holding `method` (bounded by the
+/// stream's read timeout).
+fn read_until(reader: &mut BufReader<std::net::TcpStream>, method: &str) -> Value {
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap_or_else(|e| panic!("no {method}: {e}"));
+        assert!(n > 0, "the stream ended before {method}");
+        if let Some(data) = line.strip_prefix("data:") {
+            let value: Value = serde_json::from_str(data.trim()).unwrap();
+            if value["method"] == method {
+                return value;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_listen_stream_hears_its_subscribed_files() {
+    let (dir, _outside) = project();
+    let child = HttpChild::spawn(&["--project-dir", dir_arg(dir.path())]);
+    let mut body = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {
+        "notifications": {"resourceSubscriptions": ["file:///src/main.rs"]}}});
+    body["params"]["_meta"] = crate::support::server::modern_meta();
+    let body = body.to_string();
+    let stream = std::net::TcpStream::connect(("127.0.0.1", child.port)).unwrap();
+    stream.set_read_timeout(Some(ANSWER)).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+        child.port,
+        body.len()
+    );
+    (&stream).write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    read_until(&mut reader, "notifications/subscriptions/acknowledged");
+    assert_eq!(watched(child.port), 1);
+
+    edit(&dir.path().join("src/main.rs"));
+    reader.get_ref().set_read_timeout(Some(NOTIFY_WITHIN)).unwrap();
+    let update = read_until(&mut reader, "notifications/resources/updated");
+    assert_eq!(update["params"]["uri"], "file:///src/main.rs");
+    assert_eq!(update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "7");
 }
 
 fn declarations(dir: &Path, resources: &Value) -> String {
