@@ -216,3 +216,35 @@ fn announce(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_project_files_are_watched_and_at_most_max_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        std::fs::write(outside.path().join("s.txt"), "s").unwrap();
+        let root = ProjectRoot::new(dir.path()).unwrap();
+        let options = ResourceOptions { max_watched: 2, ..ResourceOptions::default() };
+        let watch = FileWatch::new(root, &options, vec![("docs://c".into(), "c.txt".into())]);
+        watch.watch("note://x");
+        watch.watch("file:///missing.txt");
+        watch.watch("file:///../s.txt");
+        assert_eq!(watch.watched(), 0, "not project files");
+        watch.watch("file:///a.txt");
+        watch.watch("docs://c");
+        watch.watch("file:///b.txt");
+        assert_eq!(watch.watched(), 2, "capped");
+        watch.unwatch("file:///a.txt");
+        watch.unwatch("file:///b.txt");
+        assert_eq!(watch.watched(), 1);
+        let watched = watch.watched.lock().unwrap();
+        assert_eq!(watched.dirs.len(), 1, "one directory counted once");
+        assert!(watched.files.contains_key("docs://c"));
+    }
+}
