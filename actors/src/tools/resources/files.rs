@@ -91,6 +91,9 @@ fn listing(root: &ProjectRoot, options: &ResourceOptions) -> Vec<(String, u64)> 
         skip_hidden: true,
     };
     let mut found = Vec::new();
+    if options.max_listed == 0 {
+        return found;
+    }
     walk.run(&mut |entry| {
         if entry.file_type.is_file() {
             if let Some(relative) = entry.inside.path().to_str() {
