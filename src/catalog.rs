@@ -372,6 +372,23 @@ pub enum CatalogEvent {
 
 type Listener = Arc<dyn Fn(&CatalogEvent) + Send + Sync>;
 
+/// Hears when a resource URI gains its first subscriber and loses its last one, across every
+/// connection (sessions, stdio, `subscriptions/listen`): what a resource provider needs to
+/// watch only what someone listens to (the runtime's project-file watcher).
+pub trait SubscriptionWatch: Send + Sync + 'static {
+    /// `uri` has its first subscriber.
+    fn watch(&self, uri: &str);
+    /// `uri` lost its last subscriber.
+    fn unwatch(&self, uri: &str);
+}
+
+/// How many connections subscribe to each URI, and who hears the first and last.
+#[derive(Default)]
+struct Subscribers {
+    counts: std::collections::HashMap<String, usize>,
+    watch: Option<Arc<dyn SubscriptionWatch>>,
+}
+
 /// A catalog that can change while the server runs. Readers take a cheap snapshot
 /// ([`LiveCatalog::snapshot`]); writers replace it ([`LiveCatalog::update`]) and listeners
 /// (the runtime's sessions) hear which lists changed.
@@ -380,6 +397,7 @@ pub struct LiveCatalog {
     current: std::sync::RwLock<Arc<Catalog>>,
     listeners: std::sync::Mutex<Vec<(u64, Listener)>>,
     next_listener: std::sync::atomic::AtomicU64,
+    subscribers: std::sync::Mutex<Subscribers>,
 }
 
 impl fmt::Debug for LiveCatalog {
@@ -461,6 +479,47 @@ impl LiveCatalog {
     pub fn unlisten(&self, id: u64) {
         self.listeners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|(i, _)| *i != id);
     }
+
+    /// Sets who hears about the first and last subscriber of each URI (URIs subscribed already
+    /// are announced to it at once).
+    pub fn set_subscription_watch(&self, watch: Arc<dyn SubscriptionWatch>) {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for uri in subscribers.counts.keys() {
+            watch.watch(uri);
+        }
+        subscribers.watch = Some(watch);
+    }
+
+    /// One more connection subscribes to `uri` (a transport calls this when
+    /// [`crate::server::Interest::apply`] added it).
+    pub fn subscribed(&self, uri: &str) {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = subscribers.counts.entry(uri.to_owned()).or_default();
+        *count += 1;
+        if *count == 1 {
+            if let Some(watch) = &subscribers.watch {
+                watch.watch(uri);
+            }
+        }
+    }
+
+    /// One connection less subscribes to `uri` (unsubscribed, or the connection ended).
+    pub fn unsubscribed(&self, uri: &str) {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(count) = subscribers.counts.get_mut(uri) else { return };
+        *count -= 1;
+        if *count == 0 {
+            subscribers.counts.remove(uri);
+            if let Some(watch) = &subscribers.watch {
+                watch.unwatch(uri);
+            }
+        }
+    }
+
+    /// How many connections subscribe to `uri`.
+    pub fn subscribers(&self, uri: &str) -> usize {
+        self.subscribers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).counts.get(uri).copied().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]
@@ -489,5 +548,29 @@ mod tests {
             vec![CatalogEvent::ToolsChanged, CatalogEvent::ResourceUpdated("test://x".into())]
         );
         assert_eq!(live.snapshot().tools().count(), 0);
+    }
+
+    #[test]
+    fn the_watch_hears_the_first_and_last_subscriber_of_a_uri() {
+        struct Heard(Mutex<Vec<String>>);
+        impl SubscriptionWatch for Heard {
+            fn watch(&self, uri: &str) {
+                self.0.lock().unwrap().push(format!("+{uri}"));
+            }
+            fn unwatch(&self, uri: &str) {
+                self.0.lock().unwrap().push(format!("-{uri}"));
+            }
+        }
+        let live = LiveCatalog::new(Catalog::new());
+        live.subscribed("a://early");
+        let heard = Arc::new(Heard(Mutex::new(Vec::new())));
+        live.set_subscription_watch(heard.clone());
+        live.subscribed("a://x");
+        live.subscribed("a://x");
+        live.unsubscribed("a://x");
+        assert_eq!(live.subscribers("a://x"), 1);
+        live.unsubscribed("a://x");
+        live.unsubscribed("a://never");
+        assert_eq!(*heard.0.lock().unwrap(), ["+a://early", "+a://x", "-a://x"]);
     }
 }

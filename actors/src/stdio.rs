@@ -210,6 +210,7 @@ where
     };
     while tasks.join_next().await.is_some() {}
     server.live_catalog().unlisten(listener);
+    connection.interest.lock().unwrap_or_else(PoisonError::into_inner).release(server.live_catalog());
     executor.do_send(StopExecutor);
     drop(connection);
     drop(out);
@@ -321,7 +322,8 @@ fn handle_message(
     let method = Method::parse(&request.method);
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
         let outcome = change.map(|change| {
-            connection.interest.lock().unwrap_or_else(PoisonError::into_inner).apply(change);
+            let catalog = server.live_catalog();
+            connection.interest.lock().unwrap_or_else(PoisonError::into_inner).apply_counted(change, catalog);
             json!({})
         });
         return ready(Era::Stateful, outcome);

@@ -96,7 +96,8 @@ impl ResourceTemplate {
     }
 
     /// Matches a URI against a template of literal text and `{var}` segments (each variable
-    /// matches one or more characters other than `/`); returns the variables when it matches.
+    /// matches one or more characters other than `/`; a reserved expansion `{+var}` may also
+    /// match `/`, and is returned under the name `var`); returns the variables when it matches.
     pub fn match_uri(&self, uri: &str) -> Option<Vec<(String, String)>> {
         match_template(&self.uri_template, uri)
     }
@@ -110,13 +111,20 @@ fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
         if let Some(after_brace) = t.strip_prefix('{') {
             let close = after_brace.find('}')?;
             let name = &after_brace[..close];
+            let (name, reserved) = match name.strip_prefix('+') {
+                Some(name) => (name, true),
+                None => (name, false),
+            };
             t = &after_brace[close + 1..];
             let literal_end = t.find('{').unwrap_or(t.len());
             let next_literal = &t[..literal_end];
-            let end =
-                if next_literal.is_empty() { rest.find('/').unwrap_or(rest.len()) } else { rest.find(next_literal)? };
+            let end = match (next_literal.is_empty(), reserved) {
+                (true, true) => rest.len(),
+                (true, false) => rest.find('/').unwrap_or(rest.len()),
+                (false, _) => rest.find(next_literal)?,
+            };
             let value = &rest[..end];
-            if value.is_empty() || value.contains('/') {
+            if value.is_empty() || (!reserved && value.contains('/')) {
                 return None;
             }
             vars.push((name.to_owned(), value.to_owned()));
@@ -150,5 +158,9 @@ mod tests {
         assert_eq!(t.match_uri("test://template/123/datax"), None);
         let tail = ResourceTemplate::new("file:///{name}", "f", "text/plain");
         assert_eq!(tail.match_uri("file:///a.txt"), Some(vec![("name".into(), "a.txt".into())]));
+        let reserved = ResourceTemplate::new("file:///{+path}", "f", "text/plain");
+        assert_eq!(reserved.match_uri("file:///src/a.rs"), Some(vec![("path".into(), "src/a.rs".into())]));
+        assert_eq!(reserved.match_uri("file:///"), None);
+        assert_eq!(tail.match_uri("file:///src/a.rs"), None);
     }
 }

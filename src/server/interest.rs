@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::method::{uri_param, Method};
-use crate::catalog::CatalogEvent;
+use crate::catalog::{CatalogEvent, LiveCatalog};
 use crate::error::ProtocolError;
 
 /// A notification announcing a catalog change: its method, and its params (none for a list
@@ -96,13 +96,57 @@ impl Interest {
         Value::Object(honoured)
     }
 
-    /// Applies a subscription change.
-    pub fn apply(&mut self, change: Subscription) {
+    /// Applies a subscription change; true when it changed anything (a new URI, or one
+    /// removed), which is when the catalog's subscriber counts must hear of it
+    /// ([`crate::catalog::LiveCatalog::subscribed`]).
+    pub fn apply(&mut self, change: Subscription) -> bool {
         match change {
-            Subscription::Subscribe(uri) if !self.uris.contains(&uri) => self.uris.push(uri),
-            Subscription::Subscribe(_) => {}
-            Subscription::Unsubscribe(uri) => self.uris.retain(|u| *u != uri),
+            Subscription::Subscribe(uri) if !self.uris.contains(&uri) => {
+                self.uris.push(uri);
+                true
+            }
+            Subscription::Subscribe(_) => false,
+            Subscription::Unsubscribe(uri) => {
+                let before = self.uris.len();
+                self.uris.retain(|u| *u != uri);
+                self.uris.len() != before
+            }
         }
+    }
+
+    /// Applies a subscription change and, when it changed anything, tells `catalog`'s
+    /// subscriber counts (what transports call).
+    pub fn apply_counted(&mut self, change: Subscription, catalog: &LiveCatalog) {
+        let (uri, subscribe) = match &change {
+            Subscription::Subscribe(uri) => (uri.clone(), true),
+            Subscription::Unsubscribe(uri) => (uri.clone(), false),
+        };
+        if self.apply(change) {
+            if subscribe {
+                catalog.subscribed(&uri);
+            } else {
+                catalog.unsubscribed(&uri);
+            }
+        }
+    }
+
+    /// Releases every subscription of a client that goes away from `catalog`'s counts.
+    pub fn release(&self, catalog: &LiveCatalog) {
+        for uri in &self.uris {
+            catalog.unsubscribed(uri);
+        }
+    }
+
+    /// Counts every subscription of a new listener (`subscriptions/listen`) in `catalog`.
+    pub fn hold(&self, catalog: &LiveCatalog) {
+        for uri in &self.uris {
+            catalog.subscribed(uri);
+        }
+    }
+
+    /// The subscribed resource URIs (to release them when the client goes away).
+    pub fn uris(&self) -> &[String] {
+        &self.uris
     }
 
     /// The notification announcing `event` to this client, if it wants to hear it.
@@ -134,11 +178,14 @@ mod tests {
         );
         let updated = CatalogEvent::ResourceUpdated("test://a".into());
         assert_eq!(interest.announcement(&updated), None);
-        interest.apply(Subscription::Subscribe("test://a".into()));
+        assert!(interest.apply(Subscription::Subscribe("test://a".into())));
+        assert!(!interest.apply(Subscription::Subscribe("test://a".into())));
+        assert_eq!(interest.uris(), ["test://a".to_owned()]);
         let (method, params) = interest.announcement(&updated).expect("subscribed");
         assert_eq!(method, "notifications/resources/updated");
         assert_eq!(params.unwrap()["uri"], "test://a");
-        interest.apply(Subscription::Unsubscribe("test://a".into()));
+        assert!(interest.apply(Subscription::Unsubscribe("test://a".into())));
+        assert!(!interest.apply(Subscription::Unsubscribe("test://a".into())));
         assert_eq!(interest.announcement(&updated), None);
     }
 

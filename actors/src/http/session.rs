@@ -93,6 +93,7 @@ fn spawn_session(
         state.counts.clone(),
         state.metrics.clone(),
         state.session_config.idle_timeout,
+        state.server.live_catalog().clone(),
     )
     .legacy_sse(legacy_sse)
     .start();
@@ -159,13 +160,23 @@ fn deliver(handle: &SessionHandle, message: Message) -> Option<Request> {
     None
 }
 
-/// Requests that only make sense in a session, answered without the executor.
-fn session_method(request: &Request, method: Method, handle: &SessionHandle) -> Option<Result<Reply, ProtocolError>> {
+/// Requests that only make sense in a session, answered without the executor. A subscription
+/// is answered once the session has taken it (and the catalog counted it), so a change right
+/// after the answer is heard.
+async fn session_method(
+    request: &Request,
+    method: Method,
+    handle: &SessionHandle,
+) -> Option<Result<Reply, ProtocolError>> {
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
-        return Some(change.map(|change| {
-            handle.session.do_send(ChangeSubscription(change));
-            Reply::Value(json!({}))
-        }));
+        let change = match change {
+            Ok(change) => change,
+            Err(error) => return Some(Err(error)),
+        };
+        return Some(match handle.session.send(ChangeSubscription(change)).await {
+            Ok(()) => Ok(Reply::Value(json!({}))),
+            Err(_) => Err(ProtocolError::Internal("the session ended".into())),
+        });
     }
     match method {
         Method::Initialize => Some(Err(ProtocolError::InvalidRequest("this session is already initialized".into()))),
@@ -209,7 +220,7 @@ async fn request_in_session(
         return error_response(Some(&request.id), &error, Era::Stateful);
     };
     let method = Method::parse(&request.method);
-    if let Some(outcome) = session_method(&request, method, &handle) {
+    if let Some(outcome) = session_method(&request, method, &handle).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -373,7 +384,7 @@ pub(super) async fn legacy_messages(
                 });
                 Reply::Value(handshake.result)
             }))
-        } else if let Some(outcome) = session_method(&request, method, &handle) {
+        } else if let Some(outcome) = session_method(&request, method, &handle).await {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());

@@ -86,11 +86,14 @@ pub(super) async fn serve(
 struct ListenGuard {
     catalog: Arc<LiveCatalog>,
     listener: u64,
+    /// The stream's resource subscriptions, released from the catalog's counts.
+    interest: Interest,
 }
 
 impl Drop for ListenGuard {
     fn drop(&mut self) {
         self.catalog.unlisten(self.listener);
+        self.interest.release(&self.catalog);
     }
 }
 
@@ -113,6 +116,8 @@ fn listen(request: Request, catalog: Arc<LiveCatalog>, queue: QueueLimits, edge:
     ack.insert("notifications".into(), interest.honoured());
     tx.push(event("notifications/subscriptions/acknowledged", &tag(Some(ack))));
     let sender = tx.clone();
+    interest.hold(&catalog);
+    let held = interest.clone();
     let listener = catalog.listen(move |change| {
         if let Some((method, params)) = interest.announcement(change) {
             sender.push(event(method, &tag(params)));
@@ -130,5 +135,5 @@ fn listen(request: Request, catalog: Arc<LiveCatalog>, queue: QueueLimits, edge:
         }
         log::debug!("listen stream closed after {:?}", started.elapsed());
     });
-    sse::response(rx, ListenGuard { catalog, listener })
+    sse::response(rx, ListenGuard { catalog, listener, interest: held })
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
-use mcpd::catalog::CatalogEvent;
+use mcpd::catalog::{CatalogEvent, LiveCatalog};
 use mcpd::server::{Interest, Subscription};
 
 use crate::counts::{ActorCounts, ActorKind};
@@ -59,6 +59,8 @@ pub(crate) struct Session {
     next_stream: u64,
     /// The list changes and resource updates this session hears about.
     interest: Interest,
+    /// Counts this session's resource subscriptions (released when it ends).
+    catalog: Arc<LiveCatalog>,
     last_keep_alive: Instant,
     end: Option<EndReason>,
     legacy_sse: bool,
@@ -73,6 +75,7 @@ impl Session {
         counts: Arc<ActorCounts>,
         metrics: Arc<Metrics>,
         idle_timeout: Duration,
+        catalog: Arc<LiveCatalog>,
     ) -> Self {
         Session {
             shared,
@@ -84,6 +87,7 @@ impl Session {
             streams: HashMap::new(),
             next_stream: STANDALONE + 1,
             interest: Interest::every_list(),
+            catalog,
             last_keep_alive: Instant::now(),
             end: None,
             legacy_sse: false,
@@ -145,6 +149,7 @@ impl Actor for Session {
         self.executor.do_send(StopExecutor);
         self.shared.fail_pending("the session ended");
         self.streams.clear();
+        self.interest.release(&self.catalog);
         self.metrics.session_ended(self.end.unwrap_or(EndReason::Shutdown));
         self.counts.stopped(ActorKind::Session);
     }
@@ -291,7 +296,7 @@ impl Handler<ChangeSubscription> for Session {
 
     fn handle(&mut self, msg: ChangeSubscription, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        self.interest.apply(msg.0);
+        self.interest.apply_counted(msg.0, &self.catalog);
     }
 }
 

@@ -1,9 +1,11 @@
 //! Agent tools served by mcpd itself: file tools confined to the project directory, command
-//! tools, the tools of configured remote servers (the gateway), and declared prompts.
+//! tools, the tools of configured remote servers (the gateway), declared prompts, and the
+//! resources (project files, declared resources).
 
 pub mod commands;
 pub mod files;
 pub mod gateway;
 pub mod paths;
 pub mod prompts;
+pub mod resources;
 pub mod sets;

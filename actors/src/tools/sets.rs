@@ -1,7 +1,8 @@
 //! The tools `mcpd serve` exposes, assembled from its tool sets (built-in, file, command and
 //! declared tools; the gateway adds its remotes' tools at run time) and filtered by
 //! `enabledTools`, and the report of what is exposed: the status JSON's `projectDir`,
-//! `toolSets` and `remotes`, and the `mcpd_tools_exposed` / `mcpd_remote_*` gauges.
+//! `toolSets`, `remotes` and `resources`, and the `mcpd_tools_exposed` / `mcpd_remote_*` /
+//! `mcpd_resources_*` gauges.
 //!
 //! Declared prompts (`prompts`, filtered by `enabledPrompts`) are assembled here too, and
 //! counted beside the tools: the status JSON's `prompts` and the `mcpd_prompts_exposed` gauge.
@@ -21,6 +22,7 @@ use super::files::{self, FileToolOptions};
 use super::gateway::Gateway;
 use super::paths::ProjectRoot;
 use super::prompts::{self, DeclaredPrompt, PromptOptions};
+use super::resources::{FileWatch, ResourceCounts};
 use crate::metrics::GaugeSample;
 use crate::runtime::{Mcpd, RuntimeError};
 
@@ -137,12 +139,28 @@ pub struct ToolReport {
     prompts: usize,
     project_dir: String,
     gateway: Option<Arc<Gateway>>,
+    resources: Option<(ResourceCounts, Arc<FileWatch>)>,
 }
 
 impl ToolReport {
     /// A report of `exposed` (from [`assemble`]) and, when there is one, the gateway.
     pub fn new(exposed: Vec<(ToolSet, usize)>, project_dir: &Path, gateway: Option<Arc<Gateway>>) -> Self {
-        ToolReport { exposed, prompts: 0, project_dir: project_dir.display().to_string(), gateway }
+        ToolReport { exposed, prompts: 0, project_dir: project_dir.display().to_string(), gateway, resources: None }
+    }
+
+    /// Adds the resources (from [`super::resources::register`]): the status JSON's `resources`
+    /// (`files`, `templates`, `declared`, `watched`) and `mcpd_resources_exposed{set}` /
+    /// `mcpd_resources_watched`.
+    #[must_use]
+    pub fn with_resources(mut self, counts: ResourceCounts, watch: Arc<FileWatch>) -> Self {
+        self.resources = Some((counts, watch));
+        self
+    }
+
+    fn resource_sets(&self) -> Vec<(&'static str, usize)> {
+        self.resources.as_ref().map_or_else(Vec::new, |(counts, _)| {
+            vec![("files", counts.files), ("templates", counts.templates), ("declared", counts.declared)]
+        })
     }
 
     /// Adds the declared prompts exposed ([`ToolSets::prompts`]).
@@ -160,6 +178,12 @@ impl ToolReport {
         tool_sets.insert(ToolSet::Gateway.label().into(), json!(self.gateway_tools()));
         let mut status = json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes });
         status["prompts"] = json!({ "declared": self.prompts });
+        if let Some((_, watch)) = &self.resources {
+            let mut resources: Map<String, Value> =
+                self.resource_sets().into_iter().map(|(set, n)| (set.to_owned(), json!(n))).collect();
+            resources.insert("watched".into(), json!(watch.watched()));
+            status["resources"] = Value::Object(resources);
+        }
         status
     }
 
@@ -179,6 +203,22 @@ impl ToolReport {
             labels: vec![("set", "declared".to_owned())],
             value: self.prompts as i64,
         });
+        for (set, n) in self.resource_sets() {
+            samples.push(GaugeSample {
+                name: "mcpd_resources_exposed",
+                help: "Resources exposed per kind (listed project files, templates, declared)",
+                labels: vec![("set", set.to_owned())],
+                value: n as i64,
+            });
+        }
+        if let Some((_, watch)) = &self.resources {
+            samples.push(GaugeSample {
+                name: "mcpd_resources_watched",
+                help: "Subscribed project files watched for changes",
+                labels: Vec::new(),
+                value: watch.watched() as i64,
+            });
+        }
         if let Some(gateway) = &self.gateway {
             let health = gateway.health();
             samples.push(exposed(ToolSet::Gateway, health.iter().map(|h| h.tools).sum()));

@@ -30,6 +30,7 @@ mod client_interop;
 mod command_tools;
 mod declared_prompts;
 mod edge_limits;
+mod file_resources;
 mod file_tools;
 mod files_race;
 mod gateway;

@@ -177,6 +177,21 @@ pub(crate) struct ServeArgs {
     /// An mcpServers file whose servers' tools are re-exported (the gateway).
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,
+    /// Do not offer the project's files as resources (file:///{+path}, the listing, subscriptions).
+    #[arg(long)]
+    pub(crate) no_file_resources: bool,
+    /// Resources to expose: URI patterns with * and ? (`file:///docs/*, note://*`; default all).
+    #[arg(long = "enabled-resources", value_name = "PATTERNS")]
+    pub(crate) enabled_resources: Option<String>,
+    /// Largest project file or command output a resource read returns (default 1048576).
+    #[arg(long = "max-resource-bytes", value_name = "BYTES")]
+    pub(crate) max_resource_bytes: Option<u64>,
+    /// Most project files resources/list shows (default 1000).
+    #[arg(long = "max-listed-resources", value_name = "N")]
+    pub(crate) max_listed_resources: Option<usize>,
+    /// Most subscribed project files watched at once (default 256).
+    #[arg(long = "max-watched-resources", value_name = "N")]
+    pub(crate) max_watched_resources: Option<usize>,
     /// File where the listener's {host, port, enabled} settings persist.
     #[arg(long)]
     pub(crate) settings: Option<PathBuf>,

@@ -60,8 +60,10 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
 async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     let runtime = Mcpd::new(settings.server.clone(), settings.listener.clone(), settings.warnings.clone());
     let gateway = gateway(&settings, runtime.counts());
+    let (resource_counts, file_watch) = settings.resources.clone();
     let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone())
-        .with_prompts(settings.exposed_prompts);
+        .with_prompts(settings.exposed_prompts)
+        .with_resources(resource_counts, file_watch);
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }

@@ -14,11 +14,12 @@ use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::client::ServerRecord;
-use mcpd_actors::tools::commands::{load_declarations, CommandOptions};
+use mcpd_actors::tools::commands::{load_declarations, CommandOptions, Declarations};
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
+use mcpd_actors::tools::resources::{self, FileWatch, ResourceCounts, ResourceOptions};
 use mcpd_actors::tools::sets::{assemble, PromptSetOptions, ToolSet, ToolSetOptions};
 use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 
@@ -53,6 +54,8 @@ pub(crate) struct Settings {
     pub(crate) credentials: Option<PathBuf>,
     /// The directory the file and command tools are confined to.
     pub(crate) project_dir: PathBuf,
+    /// Resources exposed per kind, and the watch of subscribed project files.
+    pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -113,12 +116,34 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     let root = ProjectRoot::new(&project_dir)
         .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
 
-    let tool_options = tool_options(args, &props, &mut warnings)?;
+    // The declarations file (tools, prompts, resources) is read once.
+    let declarations = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
+        Some(path) => {
+            let declarations = load_declarations(&path).map_err(usage)?;
+            Some((path, declarations))
+        }
+        None => None,
+    };
+    let (declarations_path, declarations) = declarations.unzip();
+    let Declarations { tools: declared_tools, prompts: declared_prompts, resources: declared_resources } =
+        declarations.unwrap_or_default();
+    let declared_prompts = match &declarations_path {
+        Some(path) => load_prompts(declared_prompts, &path.display().to_string()).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let tool_options = tool_options(args, &props, declared_tools, declared_prompts, &mut warnings)?;
     let declared_scopes: Vec<(String, Vec<String>)> =
         tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
-    let tools = assemble(&root, tool_options, &filter);
+    let command_options = tool_options.commands.clone();
+    let mut tools = assemble(&root, tool_options, &filter);
+    let declared_resources = match &declarations_path {
+        Some(path) => resources::check_declared(path, declared_resources, &root).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let resources =
+        resource_set(args, &props, &root, &command_options, declared_resources, &mut tools.catalog, &mut warnings)?;
     let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
         Some(path) => load_servers(&path).map_err(usage)?,
         None => Vec::new(),
@@ -137,6 +162,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         options.page_size = size.max(1);
     }
     let live = Arc::new(LiveCatalog::new(tools.catalog));
+    resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let mut listener = listener_config(args, &props, max_command_time)?;
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
@@ -153,23 +179,21 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         remotes,
         credentials,
         project_dir,
+        resources,
     })
 }
 
 /// The tool sets (and declared prompts) the flags and properties ask for.
-fn tool_options(args: &ServeArgs, props: &Properties, warnings: &mut Vec<String>) -> Result<ToolSetOptions, Fatal> {
+fn tool_options(
+    args: &ServeArgs,
+    props: &Properties,
+    declared: Vec<mcpd_actors::tools::commands::DeclaredTool>,
+    declared_prompts: Vec<mcpd_actors::tools::prompts::DeclaredPrompt>,
+    warnings: &mut Vec<String>,
+) -> Result<ToolSetOptions, Fatal> {
     let file_tools = !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false");
     let files = file_tools
         .then(|| FileToolOptions { write: args.write || flag(props, "writeMode"), ..FileToolOptions::default() });
-    let declarations = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
-        Some(path) => {
-            let declarations = load_declarations(&path).map_err(usage)?;
-            let prompts = load_prompts(declarations.prompts, &path.display().to_string()).map_err(usage)?;
-            Some((declarations.tools, prompts))
-        }
-        None => None,
-    };
-    let (declared, declared_prompts) = declarations.unwrap_or_default();
     let mut commands = CommandOptions {
         enabled: args.commands || flag(props, "commands.enabled"),
         allow_shell: args.allow_shell || flag(props, "commands.shell"),
@@ -206,6 +230,40 @@ fn prompt_options(
         warnings.push(warning);
     }
     Ok(PromptSetOptions { declared, options, filter })
+}
+
+/// The resources: project files (unless `--no-file-resources` / `fileResources=false`) and the
+/// declarations file's `resources`, filtered by `--enabled-resources` / `enabledResources`
+/// (URI patterns), added to `catalog`.
+fn resource_set(
+    args: &ServeArgs,
+    props: &Properties,
+    root: &ProjectRoot,
+    commands: &CommandOptions,
+    declared: Vec<resources::DeclaredResource>,
+    catalog: &mut mcpd::Catalog,
+    warnings: &mut Vec<String>,
+) -> Result<(ResourceCounts, Arc<FileWatch>), Fatal> {
+    let files = !args.no_file_resources && props.get("fileResources").is_none_or(|v| v.trim() != "false");
+    let mut options = ResourceOptions { files, ..ResourceOptions::default() };
+    if let Some(bytes) = pick(args.max_resource_bytes, props, "maxResourceBytes")? {
+        options.max_read_bytes = bytes.max(1);
+    }
+    if let Some(max) = pick(args.max_listed_resources, props, "maxListedResources")? {
+        options.max_listed = max;
+    }
+    if let Some(max) = pick(args.max_watched_resources, props, "maxWatchedResources")? {
+        options.max_watched = max;
+    }
+    let filter = ToolFilter::from_value(args.enabled_resources.as_deref().or_else(|| props.get("enabledResources")));
+    if filter == ToolFilter::Patterns(Vec::new()) {
+        let warning = "enabledResources is set but empty: NO resources are exposed. Remove it to expose every \
+                       resource, or list URI patterns such as `file:///docs/*`."
+            .to_owned();
+        log::warn!("{warning}");
+        warnings.push(warning);
+    }
+    Ok(resources::register(catalog, root, &options, commands, declared, &filter))
 }
 
 /// The listener: bind address, keys, origins, limits and session settings.

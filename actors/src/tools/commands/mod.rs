@@ -29,6 +29,7 @@
 
 mod declared;
 mod exec;
+mod fixed;
 mod logs;
 mod template;
 
@@ -42,6 +43,7 @@ use serde_json::{json, Map, Value};
 
 pub use declared::{load_declarations, load_declared, Declarations, DeclaredTool};
 pub(crate) use declared::{parse_element, Piece};
+pub use fixed::FixedCommand;
 pub(crate) use template::{run_template, TemplateRun};
 
 use super::paths::ProjectRoot;

@@ -19,7 +19,7 @@
 mod patch;
 mod read;
 mod search;
-mod walk;
+pub(crate) mod walk;
 mod write;
 
 use std::io::Read;

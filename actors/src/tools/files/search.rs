@@ -73,6 +73,7 @@ fn walk<'a>(files: &'a Files, start: &'a Inside, filters: bool) -> Walk<'a> {
         filters,
         max_depth: files.options.max_walk_depth,
         max_ignore_file_bytes: files.options.max_read_bytes,
+        skip_hidden: false,
     }
 }
 

@@ -26,30 +26,32 @@ use crate::tools::paths::{Inside, ProjectRoot};
 
 /// One entry the walk found.
 #[derive(Debug)]
-pub(super) struct Found<'a> {
+pub(crate) struct Found<'a> {
     /// Its path, relative to the project root.
-    pub(super) inside: &'a Inside,
+    pub(crate) inside: &'a Inside,
     /// Its name.
-    pub(super) name: &'a OsStr,
+    pub(crate) name: &'a OsStr,
     /// Its type (a symlink is a symlink, never what it points to).
-    pub(super) file_type: FileType,
+    pub(crate) file_type: FileType,
     /// The handle of the directory holding it: open the entry relative to this, by name.
-    pub(super) parent: &'a Dir,
+    pub(crate) parent: &'a Dir,
 }
 
 /// What to walk and how.
 #[derive(Debug)]
-pub(super) struct Walk<'a> {
+pub(crate) struct Walk<'a> {
     /// The project.
-    pub(super) root: &'a ProjectRoot,
+    pub(crate) root: &'a ProjectRoot,
     /// Where to look (a directory, or one file): only it and what is under it are visited.
-    pub(super) start: &'a Inside,
+    pub(crate) start: &'a Inside,
     /// Honour ignore files.
-    pub(super) filters: bool,
+    pub(crate) filters: bool,
     /// How many directories deep to go below the root.
-    pub(super) max_depth: usize,
+    pub(crate) max_depth: usize,
     /// Ignore files bigger than this are not read.
-    pub(super) max_ignore_file_bytes: u64,
+    pub(crate) max_ignore_file_bytes: u64,
+    /// Skip hidden entries (a name starting with `.`) and what is under them.
+    pub(crate) skip_hidden: bool,
 }
 
 /// The ignore rules of one directory of the way down.
@@ -89,7 +91,7 @@ impl Walk<'_> {
     /// Visits every entry under the start (the start itself too when it is a file or below the
     /// root), until the visitor breaks. Directories that cannot be opened (permissions, a swap)
     /// are skipped.
-    pub(super) fn run(&self, visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>) {
+    pub(crate) fn run(&self, visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>) {
         let mut stack = Vec::new();
         let _ = self.directory(self.root.dir(), &Inside::root(), 0, &mut stack, visit);
     }
@@ -135,6 +137,9 @@ impl Walk<'_> {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, file_type) in entries {
             if matches!(name.to_str(), Some(".git" | ".hg" | ".svn")) {
+                continue;
+            }
+            if self.skip_hidden && name.as_encoded_bytes().first() == Some(&b'.') {
                 continue;
             }
             let Some(inside) = at.join(&name) else { continue };
