@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::declared::{Compiled, OutputKind};
 use crate::tools::commands::Piece;
 use crate::tools::paths::{is_escape, PathError, ProjectRoot};
+use crate::tools::resources::{file_uri, mime_type};
 
 /// Why a prompt cannot be rendered (small, so results stay small; made a [`ToolError`] once).
 #[derive(Debug)]
@@ -77,38 +78,6 @@ pub(crate) fn fill(pieces: &[Piece], arguments: &Map<String, Value>) -> String {
     text
 }
 
-/// The `file:///` URI of a project-relative path (percent-encoded, `/` kept).
-pub(crate) fn file_uri(relative: &str) -> String {
-    let mut uri = String::from("file:///");
-    for byte in relative.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    uri
-}
-
-/// A MIME type from the file name's extension (text types only: binary files are refused).
-fn mime_type(path: &str) -> &'static str {
-    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-    match extension.as_str() {
-        "md" | "markdown" => "text/markdown",
-        "json" => "application/json",
-        "html" | "htm" => "text/html",
-        "css" => "text/css",
-        "csv" => "text/csv",
-        "xml" => "application/xml",
-        "yaml" | "yml" => "application/yaml",
-        "toml" => "application/toml",
-        "js" | "mjs" => "text/javascript",
-        "rs" => "text/x-rust",
-        "py" => "text/x-python",
-        _ => "text/plain",
-    }
-}
-
 /// Reads a project text file to embed: judged by the root (an escape is refused with the file
 /// tools' own message), opened non-blocking through the capability, checked to be a regular
 /// file on the open handle, at most `max` bytes, UTF-8 without NUL bytes.
@@ -150,7 +119,11 @@ pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<Content
         return Err(binary());
     }
     let text = String::from_utf8(bytes).map_err(|_| binary())?;
-    Ok(ContentBlock::resource(ResourceContents::text(file_uri(&shown), mime_type(&shown), text)))
+    Ok(ContentBlock::resource(ResourceContents::text(
+        file_uri(&shown),
+        mime_type(&shown).unwrap_or("text/plain"),
+        text,
+    )))
 }
 
 /// Reads a command's stdout as the prompt's messages.
@@ -234,11 +207,5 @@ mod tests {
         assert!(message(embed(&root, "sub", 10)).contains("not a regular file"));
         assert!(message(embed(&root, "../x", 10)).starts_with("invalid: "));
         assert!(message(embed(&root, "missing.md", 10)).starts_with("invalid: "));
-    }
-
-    #[test]
-    fn file_uris_keep_slashes_and_encode_the_rest() {
-        assert_eq!(file_uri("docs/a b.md"), "file:///docs/a%20b.md");
-        assert_eq!(file_uri("é"), "file:///%C3%A9");
     }
 }
