@@ -80,21 +80,8 @@ impl UserAgent for HeadlessAgent {
 pub(crate) fn callback_of(location: &str) -> Result<Callback, AuthError> {
     let url = url::Url::parse(location)
         .map_err(|e| AuthError::Flow(format!("the authorization redirect is not a URL: {e}")))?;
-    let mut callback = Callback::default();
-    for (name, value) in url.query_pairs() {
-        let slot = match name.as_ref() {
-            "code" => &mut callback.code,
-            "state" => &mut callback.state,
-            "iss" => &mut callback.iss,
-            "error" => &mut callback.error,
-            "error_description" => &mut callback.error_description,
-            _ => continue,
-        };
-        if slot.is_none() {
-            *slot = Some(value.into_owned());
-        }
-    }
-    Ok(callback)
+    Callback::from_pairs(url.query_pairs().map(|(name, value)| (name, value.into_owned())))
+        .map_err(|e| AuthError::Flow(format!("the authorization redirect is malformed: {e}")))
 }
 
 #[cfg(test)]

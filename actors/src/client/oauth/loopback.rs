@@ -225,21 +225,7 @@ fn parse_callback(query: &str) -> Callback {
     let Ok(pairs) = actix_web::web::Query::<Vec<(String, String)>>::from_query(query) else {
         return refused("the redirect's query could not be read");
     };
-    let mut callback = Callback::default();
-    for (name, value) in pairs.into_inner() {
-        let slot = match name.as_str() {
-            "code" => &mut callback.code,
-            "state" => &mut callback.state,
-            "iss" => &mut callback.iss,
-            "error" => &mut callback.error,
-            "error_description" => &mut callback.error_description,
-            _ => continue,
-        };
-        if slot.replace(value).is_some() {
-            return refused("the redirect repeated a parameter");
-        }
-    }
-    callback
+    Callback::from_pairs(pairs.into_inner()).unwrap_or_else(|why| refused(&why))
 }
 
 async fn respond(stream: &mut TcpStream, status: &str, body: &str) {

@@ -159,6 +159,31 @@ pub struct Callback {
     pub error_description: Option<String>,
 }
 
+impl Callback {
+    /// The callback parameters among a redirect's decoded query `pairs` (others ignored).
+    ///
+    /// # Errors
+    /// A parameter given twice (RFC 6749 §3.1: parameters are not repeated): which one.
+    pub fn from_pairs<K: AsRef<str>>(pairs: impl IntoIterator<Item = (K, String)>) -> Result<Callback, String> {
+        let mut callback = Callback::default();
+        for (name, value) in pairs {
+            let name = name.as_ref();
+            let slot = match name {
+                "code" => &mut callback.code,
+                "state" => &mut callback.state,
+                "iss" => &mut callback.iss,
+                "error" => &mut callback.error,
+                "error_description" => &mut callback.error_description,
+                _ => continue,
+            };
+            if slot.replace(value).is_some() {
+                return Err(format!("the redirect repeated the parameter {name}"));
+            }
+        }
+        Ok(callback)
+    }
+}
+
 /// Who approves an authorization request: a browser and a person, or something standing in
 /// for them. Runs on the connection's thread (the future need not be `Send`).
 pub trait UserAgent: Send + Sync + fmt::Debug {
@@ -266,4 +291,26 @@ pub enum AuthError {
     /// The server kept refusing (`403 insufficient_scope`) after the allowed attempts.
     #[display("authorization failed: still {_0} after re-authorizing")]
     Refused(#[error(not(source))] String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Callback;
+
+    #[test]
+    fn callback_parameters_are_taken_once_and_others_ignored() {
+        let pairs = [("code", "c"), ("state", "s"), ("iss", "https://as"), ("extra", "x")];
+        let callback = Callback::from_pairs(pairs.map(|(k, v)| (k, v.to_owned()))).unwrap();
+        assert_eq!(
+            callback,
+            Callback {
+                code: Some("c".into()),
+                state: Some("s".into()),
+                iss: Some("https://as".into()),
+                ..Callback::default()
+            }
+        );
+        let repeated = Callback::from_pairs([("state", "a".to_owned()), ("state", "b".to_owned())]);
+        assert_eq!(repeated, Err("the redirect repeated the parameter state".to_owned()));
+    }
 }
