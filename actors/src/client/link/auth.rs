@@ -13,7 +13,6 @@ use awc::http::header;
 use bytes::Bytes;
 use mcpd::client::oauth::{bearer_challenge, discovery, Challenge};
 
-use super::exchange::transport;
 use super::Link;
 use crate::client::error::ClientError;
 use crate::client::oauth::authorizer::Authorizer;
@@ -48,7 +47,7 @@ impl Link {
                 Some(body) => request.send_body(body.clone()).await,
                 None => request.send().await,
             };
-            let response = sent.map_err(transport)?;
+            let response = sent.map_err(|e| self.not_sent(e))?;
             let Some((challenge, step_up)) = challenge_of(&response).filter(|_| ours) else {
                 return Ok(response);
             };

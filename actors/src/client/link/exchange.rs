@@ -30,6 +30,19 @@ pub(super) fn transport(e: impl std::fmt::Display) -> ClientError {
     ClientError::Transport(e.to_string())
 }
 
+impl Link {
+    /// A request that could not be sent or got no response. awc's own time limit (the link's
+    /// plus a margin, only a backstop) reads as the link's `Timeout`: when the process is
+    /// starved past both limits, whichever is polled first decides, and the error must not
+    /// depend on that.
+    pub(super) fn not_sent(&self, e: awc::error::SendRequestError) -> ClientError {
+        match e {
+            awc::error::SendRequestError::Timeout => ClientError::Timeout(self.cfg.timeout.as_secs()),
+            e => transport(e),
+        }
+    }
+}
+
 /// An HTTP answer: status, session id header, and either a JSON body or an open SSE stream.
 pub(super) struct Answer {
     pub(super) status: u16,
@@ -76,7 +89,7 @@ impl Link {
         for header in extra {
             request = request.insert_header(header);
         }
-        let response = request.send_body(body).await.map_err(transport)?;
+        let response = request.send_body(body).await.map_err(|e| self.not_sent(e))?;
         self.answer(response).await
     }
 
@@ -178,7 +191,7 @@ impl Link {
         };
         let response = match &self.auth {
             Some(auth) => Box::pin(self.send_authorized(auth, &self.cfg.url, &build, None)).await?,
-            None => build().send().await.map_err(transport)?,
+            None => build().send().await.map_err(|e| self.not_sent(e))?,
         };
         if !response.status().is_success() {
             return Err(ClientError::Protocol(format!(

@@ -14,7 +14,7 @@ use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::exchange::{http_error, is_event_stream, transport, AnswerBody};
+use super::exchange::{http_error, is_event_stream, AnswerBody};
 use super::headers::Headers;
 use super::outcome::outcome_of;
 use super::wire::{Carrier, Wire};
@@ -63,7 +63,7 @@ impl Link {
         let build = || self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
         let mut response = match &self.auth {
             Some(auth) => Box::pin(self.send_authorized(auth, &self.cfg.url, &build, None)).await?,
-            None => build().send().await.map_err(transport)?,
+            None => build().send().await.map_err(|e| self.not_sent(e))?,
         };
         if !response.status().is_success() || !is_event_stream(&response) {
             return Err(ClientError::Protocol(format!(
