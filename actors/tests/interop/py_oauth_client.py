@@ -19,9 +19,7 @@ Writes one JSON line: {"tools": [...], "echo": <CallToolResult>, "hops": n}. Exi
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
-import traceback
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlparse
 
@@ -107,23 +105,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         sys.stderr.write("usage: py_oauth_client.py <mcp-url>\n")
         return 2
-    import anyio
+    import json_run
 
-    real_stdout = sys.stdout
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-
-            async def bounded() -> dict[str, Any]:
-                with anyio.fail_after(OVERALL_TIMEOUT_S):
-                    return await run(argv[0])
-
-            result = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - includes ExceptionGroup / TimeoutError
-        traceback.print_exc(file=sys.stderr)
-        return 1
-    real_stdout.write(json.dumps(result) + "\n")
-    real_stdout.flush()
-    return 0
+    return json_run.main_result(lambda: run(argv[0]), OVERALL_TIMEOUT_S)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,8 @@ overall timeout), 2 on bad usage.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-import traceback
 from typing import Any
 
 OVERALL_TIMEOUT_S = 30.0
@@ -83,23 +81,9 @@ def main(argv: list[str]) -> int:
     if cfg is None:
         sys.stderr.write(__doc__ or "")
         return 2
-    import anyio
+    import json_run
 
-    real_stdout = sys.stdout
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-
-            async def bounded() -> dict[str, Any]:
-                with anyio.fail_after(OVERALL_TIMEOUT_S):
-                    return await run(cfg)
-
-            result = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - includes ExceptionGroup / TimeoutError
-        traceback.print_exc(file=sys.stderr)
-        return 1
-    real_stdout.write(json.dumps(result) + "\n")
-    real_stdout.flush()
-    return 0
+    return json_run.main_result(lambda: run(cfg), OVERALL_TIMEOUT_S)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,8 @@ timeout), 2 on bad usage.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-import traceback
 from typing import Any
 
 OVERALL_TIMEOUT_S = 30.0
@@ -72,23 +70,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(__doc__ or "")
         return 2
     uri, kind, target, extra = argv[0], argv[1], argv[2], argv[3:]
-    import anyio
+    import json_run
 
-    real_stdout = sys.stdout
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-
-            async def bounded() -> dict[str, Any]:
-                with anyio.fail_after(OVERALL_TIMEOUT_S):
-                    return await run(uri, kind, target, extra)
-
-            result = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - includes ExceptionGroup / TimeoutError
-        traceback.print_exc(file=sys.stderr)
-        return 1
-    real_stdout.write(json.dumps(result) + "\n")
-    real_stdout.flush()
-    return 0
+    return json_run.main_result(lambda: run(uri, kind, target, extra), OVERALL_TIMEOUT_S)
 
 
 if __name__ == "__main__":
