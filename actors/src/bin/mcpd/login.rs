@@ -12,6 +12,7 @@ use std::time::Duration;
 use actix::Actor as _;
 use clap::Args;
 use mcpd::client::config::ConfigDocument;
+use mcpd::client::oauth::discovery::canonical_resource;
 use mcpd::model::{Implementation, Tool};
 use serde_json::json;
 
@@ -186,23 +187,10 @@ pub(crate) async fn login(args: LoginArgs) -> Result<String, Failure> {
     })
 }
 
-/// A resource identifier compared loosely: scheme and host in lowercase, a default port and a
-/// trailing `/` or fragment dropped (what stored canonical resources may differ by from a typed
-/// URL).
+/// A resource identifier compared loosely: its canonical form (the one credentials are stored
+/// under: scheme and host in lowercase, no default port, no fragment) without a trailing `/`.
 fn loose(resource: &str) -> String {
-    let resource = resource.trim();
-    let resource = resource.split('#').next().unwrap_or(resource);
-    let (scheme, rest) = resource.split_once("://").unwrap_or(("", resource));
-    let scheme = scheme.to_ascii_lowercase();
-    let split = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(split);
-    let mut authority = authority.to_ascii_lowercase();
-    for default in [("http", ":80"), ("https", ":443")] {
-        if scheme == default.0 && authority.ends_with(default.1) {
-            authority.truncate(authority.len() - default.1.len());
-        }
-    }
-    format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
+    canonical_resource(resource.trim()).trim_end_matches('/').to_owned()
 }
 
 /// Runs `mcpd logout`; the line to print. Every stored resource that is the URL (compared
