@@ -251,27 +251,6 @@ pub fn looks_like_jwt(token: &str) -> bool {
     dots == 2
 }
 
-/// Where an issuer's metadata may be, in the order they are tried: RFC 8414 (path inserted
-/// after `/.well-known/oauth-authorization-server`), then OpenID Connect discovery (path
-/// inserted, then appended). An issuer without a path has two.
-pub fn discovery_urls(issuer: &str) -> Vec<String> {
-    let issuer = issuer.trim_end_matches('/');
-    let (scheme, rest) = issuer.split_once("://").unwrap_or(("https", issuer));
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
-    let base = format!("{scheme}://{authority}");
-    let mut urls = vec![
-        format!("{base}/.well-known/oauth-authorization-server{path}"),
-        format!("{base}/.well-known/openid-configuration{path}"),
-    ];
-    if !path.is_empty() {
-        urls.push(format!("{issuer}/.well-known/openid-configuration"));
-    }
-    urls
-}
-
 /// What a JWT's protected header says, read before any key is chosen.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct TokenHeader {
@@ -511,15 +490,17 @@ mod tests {
 
     #[test]
     fn discovery_tries_rfc8414_then_openid() {
+        // The resource server finds key sets with the client's discovery order.
+        use crate::client::oauth::discovery::authorization_server_metadata_urls as discovery_urls;
         assert_eq!(
-            discovery_urls("http://127.0.0.1:9/"),
+            discovery_urls("http://127.0.0.1:9/").unwrap(),
             [
                 "http://127.0.0.1:9/.well-known/oauth-authorization-server",
                 "http://127.0.0.1:9/.well-known/openid-configuration"
             ]
         );
         assert_eq!(
-            discovery_urls("https://as/t1"),
+            discovery_urls("https://as/t1").unwrap(),
             [
                 "https://as/.well-known/oauth-authorization-server/t1",
                 "https://as/.well-known/openid-configuration/t1",

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use mcpd::auth::oauth::{discovery_urls, AuthOutcome, Claims, TokenHeader};
+use mcpd::auth::oauth::{AuthOutcome, Claims, TokenHeader};
+use mcpd::client::oauth::discovery::authorization_server_metadata_urls;
 use serde_json::Value;
 
 use super::fetch::{self, FetchLimits};
@@ -189,11 +190,11 @@ impl IssuerKeys {
         Ok((jwks_uri, keys))
     }
 
-    /// The issuer's `jwks_uri`, from the first metadata document that answers and names this
-    /// issuer exactly.
+    /// The issuer's `jwks_uri`, from the first metadata document (in the order the client's
+    /// discovery uses) that answers and names this issuer exactly.
     async fn discover(&self, limits: FetchLimits) -> Result<String, String> {
         let mut errors = Vec::new();
-        for url in discovery_urls(&self.issuer) {
+        for url in authorization_server_metadata_urls(&self.issuer)? {
             match fetch::json(&url, None, None, limits).await {
                 Ok(metadata) => {
                     let issuer = metadata.get("issuer").and_then(Value::as_str);
