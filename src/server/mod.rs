@@ -34,7 +34,7 @@ mod stateless;
 pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome};
 pub use interest::{Announcement, Interest, Subscription};
 pub use method::{cancelled_request, Method, CANCELLED};
-pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, DEFAULT_PAGE_SIZE};
+pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, TaskOptions, DEFAULT_PAGE_SIZE};
 pub use reply::Reply;
 pub use rounds::MAX_INPUT_ROUNDS;
 pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, SessionSupport};
@@ -92,12 +92,18 @@ impl McpServer {
             logging: Some(Map::new()),
             completions: Some(Map::new()),
             experimental: None,
+            extensions: None,
         };
         // The stateless wire always has subscriptions/listen, so it can announce changes.
         let stateless_capabilities = ServerCapabilities {
             tools: Some(ToolsCapability { list_changed: Some(true) }),
             prompts: Some(PromptsCapability { list_changed: Some(true) }),
             resources: Some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
+            extensions: options.tasks.enabled.then(|| {
+                let mut extensions = Map::new();
+                extensions.insert(crate::tasks::TASKS_EXTENSION.into(), json!({}));
+                extensions
+            }),
             ..capabilities.clone()
         };
         let sealer = match &options.state_key {
