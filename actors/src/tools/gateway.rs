@@ -76,7 +76,13 @@ pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
             document.resolve().map_err(|e| format!("server {name}: {e}"))?;
         }
         let (timeout_secs, list_limits) = (file.timeout_seconds(&name), file.list_limits(&name));
-        records.push(ServerRecord { timeout_secs, list_limits, ..ServerRecord::with_server(name, server) });
+        let task_wait_secs = file.task_wait_seconds(&name);
+        records.push(ServerRecord {
+            timeout_secs,
+            list_limits,
+            task_wait_secs,
+            ..ServerRecord::with_server(name, server)
+        });
     }
     Ok(records)
 }
