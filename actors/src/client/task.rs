@@ -6,6 +6,10 @@
 //! the JSON-RPC error, `cancelled` a [`ClientError::Task`]. The rules are the core's
 //! ([`mcpd::client::task::TaskWatch`]); this module sends the requests and keeps the time.
 //!
+//! Each status the client learns (the seed, then every change of status or message) reaches the
+//! handlers' notification hook as `notifications/tasks` with the task, as if the server had
+//! pushed it: that is how a caller shows progress.
+//!
 //! The wait is bounded by the link's `task_wait`. A caller that gives up — its cancel signal
 //! fires, its future is dropped, the wait limit passes, or the call fails on an answer it
 //! cannot follow — leaves a task that may still run: it is cancelled with `tasks/cancel`, in the
@@ -40,6 +44,10 @@ pub(crate) async fn wait(
 ) -> Result<Map<String, Value>, ClientError> {
     let (watch, first) = TaskWatch::new(&created);
     let task_id = watch.task_id().to_owned();
+    if let Some(hook) = &link.handlers().notifications {
+        // The notification hook hears every status the client learns, the seed first.
+        hook(link.name(), tasks::STATUS_NOTIFICATION, &serde_json::to_value(&created.task).unwrap_or_default());
+    }
     let guard = CancelOnDrop { link: link.clone(), task_id: task_id.clone(), armed: Cell::new(true) };
     let limit = link.config().task_wait;
     let cancelled = async move {

@@ -1,4 +1,5 @@
-//! The command line of `mcpd`: `serve` (the default), the client commands `tools` and `call`,
+//! The command line of `mcpd`: `serve` (the default), the client commands `tools`, `call` and
+//! `task`,
 //! and `login` / `logout` (OAuth credentials for remotes),
 //! parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
 //! a configuration.
@@ -26,8 +27,11 @@ pub(crate) enum Command {
     Serve(Box<ServeArgs>),
     /// List a remote MCP server's tools.
     Tools(crate::client::ToolsArgs),
-    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
+    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error); a task the
+    /// server makes of the call is waited for.
     Call(crate::client::CallArgs),
+    /// Read or cancel a task of a remote MCP server (the tasks extension, 2026-07-28).
+    Task(crate::client::TaskArgs),
     /// Log in to a remote MCP server that needs OAuth (opens a browser; stores the credentials).
     Login(crate::login::LoginArgs),
     /// Forget the stored OAuth credentials of a remote MCP server.
