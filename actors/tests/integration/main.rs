@@ -27,6 +27,7 @@ mod client;
 mod client_cli;
 mod client_faults;
 mod client_interop;
+mod client_tasks;
 mod command_tools;
 mod declared_prompts;
 mod edge_limits;

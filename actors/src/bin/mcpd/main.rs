@@ -38,7 +38,8 @@ impl Fatal {
 
 fn main() -> ExitCode {
     // Client commands print results on stdout; keep their stderr to errors unless asked.
-    let client = std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "task" | "login" | "logout"));
+    let client =
+        std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "task" | "login" | "logout"));
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if client { "error" } else { "info" }))
         .target(env_logger::Target::Stderr)
         .init();
