@@ -47,3 +47,4 @@ mod panic_containment;
 mod sessions;
 mod sessions_interop;
 mod stdio;
+mod tasks;
