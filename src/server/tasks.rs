@@ -180,7 +180,6 @@ impl TaskStep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::TaskStatus;
     use crate::version::ProtocolVersion;
     use serde_json::json;
 
@@ -199,9 +198,8 @@ mod tests {
         assert_eq!(result["content"][0]["text"], "nope");
         let step = TaskStep::after(Err(ToolError::Protocol(ProtocolError::Internal("boom".into()))), &ctx);
         let TaskStep::Done(TaskUpdate::Failed { error, message }) = step else { panic!("a protocol error fails") };
-        assert_eq!(error, json!({"code": -32603, "message": "boom"}));
-        assert_eq!(message, "Tool execution failed: boom");
-        let _ = TaskStatus::Failed;
+        assert_eq!(error, json!({"code": -32603, "message": "Internal error: boom"}));
+        assert_eq!(message, "Tool execution failed: Internal error: boom");
     }
 
     #[test]

@@ -48,3 +48,4 @@ mod panic_containment;
 mod sessions;
 mod sessions_interop;
 mod stdio;
+mod tasks;
