@@ -380,6 +380,32 @@ fn mcpd_task_cancel_cancels_the_task() {
     );
 }
 
+/// Ctrl-C while `mcpd call` waits for a task cancels the task before exiting 130.
+#[test]
+fn interrupting_mcpd_call_cancels_its_task() {
+    let server = HttpChild::spawn_everything();
+    let mut cmd = mcpd_command();
+    cmd.args(["call", &server.url(), "slow_compute", "--args", r#"{"seconds": 60}"#])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn mcpd call");
+    eventually_blocking("the call's task is running", SETTLE, || task_counts(&server)["working"] == 1);
+    let pid = child.id().to_string();
+    let kill = std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill -INT");
+    assert!(kill.success());
+    let status = eventually_blocking("mcpd call exits", SETTLE, || child.try_wait().ok().flatten());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("read stderr");
+    assert_eq!(status.code(), Some(130), "stderr:\n{stderr}");
+    let line = stderr.trim_end();
+    assert!(line.starts_with("mcpd: interrupted; task ") && line.ends_with(" cancelled"), "{stderr}");
+    eventually_blocking("the task is cancelled", SETTLE, || {
+        let counts = task_counts(&server);
+        counts["cancelled"] == 1 && counts["working"] == 0
+    });
+}
+
 // ---- the gateway -----------------------------------------------------------------------------
 
 /// A remote's slow task-tool called through `mcpd --servers`: the gateway follows the remote's

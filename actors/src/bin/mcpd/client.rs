@@ -3,10 +3,11 @@
 //! A call the server makes a task of (2026-07-28, the tasks extension) is waited for (at most
 //! `--task-wait`) and prints what a synchronous call would; on a terminal, the task's status
 //! shows on stderr as it changes. `--no-wait` prints the task instead; `mcpd task get|cancel`
-//! read or cancel it by id.
+//! read or cancel it by id. Ctrl-C while `mcpd call` waits cancels the task (`tasks/cancel`)
+//! and exits 130.
 //!
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
-//! configuration failure (with a one-line reason on stderr) — among them a server that needs
+//! configuration failure (with a one-line reason on stderr), 130 a call interrupted by Ctrl-C — among them a server that needs
 //! an OAuth login only a person can give: `… needs authorization: run: mcpd login URL`.
 //!
 //! Both use the credentials file (`--credentials FILE`, default under the user's config
@@ -15,10 +16,11 @@
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use clap::Args;
-use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
+use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, ServersFile};
 use mcpd::client::list::{ListLimits, Listing, DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAGES};
 use mcpd::client::task::{task_wait_seconds, DEFAULT_TASK_WAIT_SECONDS};
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
@@ -135,6 +137,9 @@ pub(crate) struct Failure {
     pub(crate) message: String,
 }
 
+/// The exit code of a call interrupted with Ctrl-C (SIGINT), as shells report one.
+const INTERRUPTED: u8 = 130;
+
 /// A failure with exit code 2.
 pub(crate) fn failure(message: impl Into<String>) -> Failure {
     Failure { code: 2, message: message.into() }
@@ -205,13 +210,36 @@ fn with_overrides(document: ConfigDocument, target: &Target) -> Result<ConfigDoc
 }
 
 /// The manager of a client command, with the credentials file (when there is a place for
-/// one; without `HOME` and `--credentials`, `401`s are plain errors). When stderr is a
-/// terminal, the status of a task the call became is shown there as it changes.
+/// one; without `HOME` and `--credentials`, `401`s are plain errors).
 fn manager(target: &Target) -> ClientManager {
-    let mut handlers = ClientHandlers::default();
-    if std::io::stderr().is_terminal() {
-        handlers.notifications = Some(Arc::new(show_task_progress));
-    }
+    manager_with(target, ClientHandlers::default())
+}
+
+/// The task a call became, as the client last heard of it (for Ctrl-C to cancel it).
+type LastTask = Arc<Mutex<Option<String>>>;
+
+/// [`manager`] whose client remembers the task a call becomes and, when stderr is a terminal,
+/// shows its status there as it changes.
+fn task_manager(target: &Target) -> (ClientManager, LastTask) {
+    let last: LastTask = Arc::new(Mutex::new(None));
+    let remembered = last.clone();
+    let terminal = std::io::stderr().is_terminal();
+    let hook = move |_server: &str, method: &str, params: &Value| {
+        if method != mcpd::tasks::STATUS_NOTIFICATION {
+            return;
+        }
+        if let Some(id) = params.get("taskId").and_then(Value::as_str) {
+            *remembered.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
+        }
+        if terminal {
+            show_task_progress(params);
+        }
+    };
+    let handlers = ClientHandlers { notifications: Some(Arc::new(hook)), ..ClientHandlers::default() };
+    (manager_with(target, handlers), last)
+}
+
+fn manager_with(target: &Target, handlers: ClientHandlers) -> ClientManager {
     let manager = ClientManager::new(
         handlers,
         Implementation::new("mcpd", env!("CARGO_PKG_VERSION")),
@@ -226,10 +254,7 @@ fn manager(target: &Target) -> ClientManager {
 /// Shows a task's status on stderr (`mcpd: task ID: working: 40% done`), for a person at a
 /// terminal; the server's text without control characters.
 #[allow(clippy::print_stderr)] // progress for the person at the terminal is the point
-fn show_task_progress(_server: &str, method: &str, params: &Value) {
-    if method != mcpd::tasks::STATUS_NOTIFICATION {
-        return;
-    }
+fn show_task_progress(params: &Value) {
     let field = |name: &str| -> String {
         let text = params.get(name).and_then(Value::as_str).unwrap_or_default();
         text.chars().filter(|c| !c.is_control()).take(200).collect()
@@ -329,12 +354,32 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
     let clamp = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
     let task_wait_secs = task_wait_seconds(clamp(args.task_wait));
     let record = ServerRecord { task_wait_secs, ..record(url.as_deref(), &args.target)? };
-    let manager = manager(&args.target);
+    let timeout = Duration::from_secs(timeout_seconds(Some(i64::try_from(record.timeout_secs).unwrap_or(i64::MAX))));
+    let (manager, last_task) = task_manager(&args.target);
     manager.upsert(record);
-    let outcome = if args.no_wait {
-        manager.start_tool_call("cli", &tool, arguments).await
-    } else {
-        manager.call_tool("cli", &tool, arguments).await.map(CallOutcome::Result)
+    let call = async {
+        if args.no_wait {
+            manager.start_tool_call("cli", &tool, arguments).await
+        } else {
+            manager.call_tool("cli", &tool, arguments).await.map(CallOutcome::Result)
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = actix_rt::signal::ctrl_c() => {
+            // Interrupted: a task the call became is not left running.
+            let task = last_task.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let message = match task {
+                None => "interrupted".to_owned(),
+                Some(id) => match actix_rt::time::timeout(timeout, manager.cancel_task("cli", &id)).await {
+                    Ok(Ok(())) => format!("interrupted; task {id} cancelled"),
+                    Ok(Err(e)) => format!("interrupted; could not cancel task {id}: {e}"),
+                    Err(_) => format!("interrupted; could not cancel task {id} within {} s", timeout.as_secs()),
+                },
+            };
+            manager.close().await;
+            return Err(Failure { code: INTERRUPTED, message });
+        }
     };
     manager.close().await;
     let result = match outcome.map_err(client_failure)? {
