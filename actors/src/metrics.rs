@@ -19,6 +19,9 @@
 //! | `mcpd_notifications_dropped_total` | – | notifications dropped because their reader did not keep up |
 //! | `mcpd_requests_over_limit_total` | – | requests refused: their session or stdio connection had too many running |
 //! | `mcpd_auth_outcomes_total` | `reason` | with OAuth on: each request's authentication (`ok`, `api_key`, `missing`, `malformed`, `disallowed_alg`, `bad_signature`, `unknown_kid`, `expired`, `not_yet_valid`, `wrong_issuer`, `wrong_audience`, `insufficient_scope`, `introspection_inactive`, `issuer_unavailable`) |
+//! | `mcpd_tasks` | `status` | tasks held in the task store (until they expire), by status |
+//! | `mcpd_tasks_created_total` | – | tasks created |
+//! | `mcpd_tasks_expired_total` | – | tasks removed when their time to live ended |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
