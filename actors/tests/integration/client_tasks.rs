@@ -9,7 +9,7 @@ use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcpd::client::config::ConfigDocument;
+use mcpd::client::config::{ConfigDocument, StdioCommand};
 use mcpd::model::Implementation;
 use mcpd::tasks::TaskStatus;
 use mcpd_actors::client::{CallOutcome, ClientError, ClientHandlers, ClientManager, Handler, ServerRecord};
@@ -17,8 +17,10 @@ use mcpd_actors::ActorCounts;
 use serde_json::{json, Map, Value};
 
 use crate::support::eventually::{eventually, eventually_blocking};
+use crate::support::interop_script;
 use crate::support::mock_http::{MockServer, Recorded, Reply};
 use crate::support::process::{self, mcpd_command, run_with_timeout, text, HttpChild, RUN_TIMEOUT};
+use crate::support::python::python_with;
 
 /// The bound of a whole library test.
 const TEST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -264,6 +266,34 @@ async fn starting_a_call_returns_the_task_itself() {
         let quick = manager.start_tool_call("everything", "greet", args(json!({"name": "Bo"}))).await.expect("greet");
         let CallOutcome::Result(result) = quick else { panic!("greet is never a task: {quick:?}") };
         assert_eq!(result.text(), "Hello, Bo!");
+    })
+    .await;
+    manager.close().await;
+}
+
+/// A stdio child at 2026-07-28 (a scripted server, `actors/tests/interop/stdio_task_server.py`,
+/// that makes a task of every call that declares the extension): the call is followed to its
+/// result on that wire too, and `tasks/get` reaches the child by id.
+#[actix_rt::test]
+async fn a_stdio_servers_task_is_followed_too() {
+    let Some(python) = python_with("import json, sys") else { return };
+    let command = StdioCommand {
+        program: python.to_string_lossy().into_owned(),
+        args: vec![interop_script("stdio_task_server.py").to_string_lossy().into_owned()],
+        env: Vec::new(),
+        cwd: None,
+    };
+    let (manager, heard) = manager("http://unused.invalid/mcp", None);
+    manager.upsert(ServerRecord { timeout_secs: 30, ..ServerRecord::stdio("local", command) });
+    bounded(async {
+        let result = manager.call_tool("local", "build", Map::new()).await.expect("the task completes");
+        assert_eq!(result.text(), "done: build");
+        let task_id = only_task(&heard);
+        assert_eq!(task_id, "stdio-task-1");
+        assert_eq!(statuses(&heard, &task_id), ["working", "completed"]);
+        let task = manager.get_task("local", &task_id).await.expect("tasks/get over stdio");
+        assert_eq!(task.task.status, TaskStatus::Completed);
+        manager.cancel_task("local", &task_id).await.expect("tasks/cancel over stdio");
     })
     .await;
     manager.close().await;
@@ -614,4 +644,40 @@ async fn invalid_forgotten_and_briefly_unreachable_tasks() {
     // Neither an ended task nor a forgotten one is cancelled.
     let cancels = server.rpc_methods().into_iter().filter(|m| m == "tasks/cancel").count();
     assert_eq!(cancels, 0);
+}
+
+/// A task is an answer only a client that declared the extension may get: on a handshake-era
+/// session (where the client declares nothing) a `tools/call` answered with one is refused.
+#[actix_rt::test]
+async fn a_task_on_a_wire_that_did_not_offer_tasks_is_refused() {
+    let server = MockServer::start(|request| {
+        let id = request.rpc_id();
+        match request.rpc_method().as_deref() {
+            Some("initialize") => Reply::result(
+                &id,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mock-session", "version": "1"}}),
+            ),
+            Some("notifications/initialized") => Reply::accepted(),
+            Some("tools/call") => Reply::result(&id, with(task_fields("working", 100), json!({"resultType": "task"}))),
+            _ => Reply::error(400, &id, -32601, "not here"),
+        }
+    });
+    let manager = mock_manager(&server.url(), ClientHandlers::default().elicitation);
+    let mut record = manager.record("mock").expect("record");
+    let pinned = json!({"url": server.url(), "protocolVersion": "2025-11-25"});
+    record.server = mcpd::client::config::ServerEntry::Http(ConfigDocument::from_value(pinned).expect("document"));
+    manager.upsert(record);
+    bounded(async {
+        match manager.call_tool("mock", "build", Map::new()).await {
+            Err(ClientError::Protocol(message)) => {
+                assert_eq!(message, "the server answered tools/call with a task without being offered tasks")
+            }
+            other => panic!("a protocol error, got {other:?}"),
+        }
+    })
+    .await;
+    manager.close().await;
+    let call = server.requests().into_iter().find(|r| r.rpc_method().as_deref() == Some("tools/call")).expect("a call");
+    assert!(!declares_tasks(&call), "nothing declared on this wire");
 }
