@@ -4,8 +4,7 @@
 //! answer is a future spawned on the actor's thread: no per-server lock). A tool call the
 //! server answers with a task (2026-07-28, the tasks extension) is followed to its result
 //! ([`super::task`]); `StartToolCall` returns the task instead, `GetTask` and `CancelTask` reach
-//! one by id. `Invalidate` closes
-//! the session (DELETE), stops the streams and the actor.
+//! one by id. `Invalidate` closes the session (DELETE), stops the streams and the actor.
 //!
 //! What the server sends is untrusted: listings follow the core's rules (`client::listing`), a
 //! `tools/call` result of the wrong shape is a protocol error, and every handler's future is
