@@ -59,6 +59,7 @@ fn main() {
                 timeout: Duration::from_secs(30),
                 command: None,
                 list_limits: Default::default(),
+                task_wait: mcpd::client::task::DEFAULT_TASK_WAIT,
                 oauth: None,
             },
             ClientHandlers::default(),

@@ -344,6 +344,7 @@ fn main() -> ExitCode {
             timeout: REQUEST_TIMEOUT,
             command: None,
             list_limits: Default::default(),
+            task_wait: mcpd::client::task::DEFAULT_TASK_WAIT,
             oauth,
         };
         let client_info = Implementation::new("mcpd-conformance-client", env!("CARGO_PKG_VERSION"));

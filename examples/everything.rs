@@ -16,7 +16,9 @@ use mcpd::model::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcpd::mrtr::InputRequired;
-use mcpd::{Catalog, McpServer, ServerOptions, ToolContext};
+use mcpd::server::TaskOptions;
+use mcpd::tasks::TaskSupport;
+use mcpd::{Catalog, McpServer, ProtocolError, ServerOptions, ToolContext};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 use serde_json::{json, Map, Value};
 
@@ -430,6 +432,101 @@ fn add_mrtr_tools(c: &mut Catalog) {
     );
 }
 
+fn number_arg(args: &Args, name: &str) -> f64 {
+    args.get(name).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// The tasks extension's fixtures (`io.modelcontextprotocol/tasks`): each handler is written once
+/// and runs synchronously or as a task, as the server decides (this fixture turns an `optional`
+/// tool's call into a task after 100 ms; a `required` one at once).
+fn add_task_tools(c: &mut Catalog) {
+    c.add_tool(
+        tool(
+            "greet",
+            "Greets someone (never a task).",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        ),
+        |args: Args, _c| async move { Ok(CallToolResult::text(format!("Hello, {}!", text_arg(&args, "name")))) },
+    );
+    c.add_tool(
+        tool(
+            "slow_compute",
+            "Sleeps `seconds`, then answers; a task when it runs long.",
+            json!({"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}}),
+        )
+        .with_task_support(TaskSupport::Optional),
+        |args: Args, _c| async move {
+            let seconds = number_arg(&args, "seconds").clamp(0.0, 3600.0);
+            actix_rt::time::sleep(Duration::from_secs_f64(seconds)).await;
+            Ok(CallToolResult::text(format!("Computed {} after {seconds} s", text_arg(&args, "label"))))
+        },
+    );
+    c.add_tool(
+        tool("failing_job", "Runs as a task and fails as a tool after about a second.", no_args())
+            .with_task_support(TaskSupport::Required),
+        |_a: Args, _c| async move {
+            actix_rt::time::sleep(Duration::from_millis(800)).await;
+            Err::<CallToolResult, _>(ToolError::failed("failing_job: the job failed (a tool error)"))
+        },
+    );
+    c.add_tool(
+        tool("protocol_error_job", "Runs as a task and ends with a JSON-RPC error.", no_args())
+            .with_task_support(TaskSupport::Required),
+        |_a: Args, _c| async move {
+            actix_rt::time::sleep(Duration::from_millis(300)).await;
+            Err::<CallToolResult, _>(ProtocolError::Internal("protocol_error_job: internal failure".into()).into())
+        },
+    );
+    c.add_tool(
+        tool(
+            "confirm_delete",
+            "Checks a file, then asks the user to confirm its deletion.",
+            json!({"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]}),
+        )
+        .with_task_support(TaskSupport::Optional),
+        |args: Args, ctx: ToolContext| async move {
+            // The check takes a moment: by then the call is a task, and the question is the task's.
+            actix_rt::time::sleep(Duration::from_millis(300)).await;
+            let filename = text_arg(&args, "filename");
+            let Some(answer) = ctx.input_response("confirm") else {
+                let schema =
+                    json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]});
+                return Err(InputRequired::new().elicit("confirm", &format!("Delete {filename}?"), schema).into());
+            };
+            let confirmed = ctx.elicited("confirm").and_then(|c| c.get("confirm")).and_then(Value::as_bool);
+            Ok(CallToolResult::text(match (answer["action"].as_str(), confirmed) {
+                (Some("accept"), Some(true)) => format!("Deleted {filename}"),
+                _ => format!("Kept {filename}"),
+            }))
+        },
+    );
+    c.add_tool(
+        tool("multi_input", "Asks two questions at once, then answers.", no_args())
+            .with_task_support(TaskSupport::Optional),
+        |_a: Args, ctx: ToolContext| async move {
+            actix_rt::time::sleep(Duration::from_millis(300)).await;
+            match (elicited_text(&ctx, "first", "name"), elicited_text(&ctx, "second", "name")) {
+                (Some(first), Some(second)) => Ok(CallToolResult::text(format!("Got {first} and {second}"))),
+                _ => Err(InputRequired::new()
+                    .elicit("first", "First name?", name_schema("name"))
+                    .elicit("second", "Second name?", name_schema("name"))
+                    .into()),
+            }
+        },
+    );
+    c.add_tool(
+        tool("test_tool_with_task", "Asks for a name (MRTR), then works on it as a task.", no_args())
+            .with_task_support(TaskSupport::Required),
+        |_a: Args, ctx: ToolContext| async move {
+            let Some(name) = elicited_text(&ctx, "user_name", "name") else {
+                return Err(InputRequired::new().elicit("user_name", "What is your name?", name_schema("name")).into());
+            };
+            actix_rt::time::sleep(Duration::from_millis(300)).await;
+            Ok(CallToolResult::text(format!("Hello, {name}! Your task is done.")))
+        },
+    );
+}
+
 /// Hooks the suite calls to change the catalog while `subscriptions/listen` streams are open.
 fn add_triggers(c: &mut Catalog, live: Arc<OnceLock<Weak<LiveCatalog>>>) {
     let tools = live.clone();
@@ -599,6 +696,7 @@ fn catalog(live: Arc<OnceLock<Weak<LiveCatalog>>>) -> Catalog {
     add_content_tools(&mut c);
     add_streaming_tools(&mut c);
     add_mrtr_tools(&mut c);
+    add_task_tools(&mut c);
     add_triggers(&mut c, live);
     add_resources(&mut c);
     add_prompts(&mut c);
@@ -638,6 +736,8 @@ fn main() -> std::process::ExitCode {
         let options = ServerOptions {
             info: Implementation::new("mcp-conformance-test-server", "1.0.0"),
             sessions: true,
+            // The suite's slow_compute of 1 s must become a task: promote optional calls early.
+            tasks: TaskOptions { task_after_ms: 100, ..TaskOptions::default() },
             ..ServerOptions::default()
         };
         let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));

@@ -13,6 +13,10 @@
 # 5. Fails if either suite run exits non-zero (or times out), if any required scenario did not
 #    pass (missing results count as not passed), or if a requirements file does not list the
 #    expected number of required server scenarios (30 / 37). No expected-failures baseline.
+#    The tasks extension's scenarios (tasks-*, unscored at 2026-07-28 as an extension) are held
+#    to a bar of their own: each must have run, with >= 1 SUCCESS check and no FAILURE — except
+#    tasks-status-notifications, whose checks are all SKIPPED in the suite itself; it must run
+#    without FAILURE and is counted (and named) separately. The suite lists EXPECTED_TASKS of them.
 # 6. Client leg: builds examples/conformance_client.rs and runs, for each revision,
 #    `conformance client --command BIN --scenario S --spec-version REV -o DIR` for every client
 #    scenario requirements/REV.yaml requires — auth/* included (the OAuth flow of the client
@@ -29,7 +33,7 @@
 #    failed scenario, or when a requirements file does not list the expected number of required
 #    client scenarios.
 # 7. Last line of stdout: "conformance: N passed, M failed" (both revisions: the server leg's
-#    required scenarios, the client leg's required scenarios and extras).
+#    required scenarios and tasks-* scenarios, the client leg's required scenarios and extras).
 #
 # Environment:
 #   MCPD_CACHE                  cache root (default <repo>/.cache), shared with setup-python.sh
@@ -45,6 +49,9 @@ NODE_VERSION="22.23.3"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 REVISIONS=(2025-11-25 2026-07-28)
 declare -A EXPECTED_REQUIRED=([2025-11-25]=30 [2026-07-28]=37)
+# The tasks extension's server scenarios at 2026-07-28 (unscored there), required here.
+declare -A EXPECTED_TASKS=([2025-11-25]=0 [2026-07-28]=10)
+TASKS_SKIPPED_ONLY="tasks-status-notifications" # all of its checks are SKIPPED in the suite
 # Client leg: every required client scenario (auth/* included), plus CLIENT_EXTRA (run with --force).
 CLIENT_EXTRA=(json-schema-2020-12-preservation auth/client-credentials-basic auth/client-credentials-jwt)
 declare -A EXPECTED_CLIENT=([2025-11-25]=18 [2026-07-28]=32)
@@ -157,13 +164,14 @@ else
 fi
 
 # ---- 4. counting (scenario results vs requirements yaml) --------------------------------
-# argv: REV REQUIREMENTS_YAML RESULTS_DIR EXPECTED_REQUIRED COUNTS_FILE
+# argv: REV REQUIREMENTS_YAML RESULTS_DIR EXPECTED_REQUIRED COUNTS_FILE EXPECTED_TASKS SKIPPED_ONLY
 # Prints the revision's count line (+ details); writes "PASSED FAILED" (required) to COUNTS_FILE;
 # exits 1 if a required scenario did not pass or the required count is not the expected one.
 COUNT_JS='
 const fs = require("fs"), path = require("path");
-const [rev, yamlPath, dir, expectedStr, countsFile] = process.argv.slice(1);
+const [rev, yamlPath, dir, expectedStr, countsFile, expectedTasksStr, skippedOnlyName] = process.argv.slice(1);
 const expected = Number(expectedStr);
+const expectedTasks = Number(expectedTasksStr);
 const YAML = require("module").createRequire(path.resolve(yamlPath))("yaml");
 const doc = YAML.parse(fs.readFileSync(yamlPath, "utf8")) || {};
 if (!Array.isArray(doc.server)) throw new Error(`${yamlPath}: no "server" list`);
@@ -204,6 +212,23 @@ const verdict = name => {
         warned: checks.some(c => c && c.status === "WARNING") };
 };
 const req = required.map(n => ({ name: n, ...verdict(n) }));
+
+// The tasks extension: unscored in the suite, required here (see the header).
+const taskNames = unscored.filter(n => n.startsWith("tasks-"));
+const taskRows = taskNames.map(n => {
+    const v = verdict(n);
+    if (!v.ok || n === skippedOnlyName) return { name: n, ...v };
+    const successes = results.get(n).filter(c => c && c.status === "SUCCESS").length;
+    return successes > 0 ? { name: n, ...v } : { name: n, ok: false, why: "no SUCCESS check" };
+});
+const taskMain = taskRows.filter(r => r.name !== skippedOnlyName), taskSkip = taskRows.filter(r => r.name === skippedOnlyName);
+if (taskNames.length || expectedTasks) {
+    const mainPassed = taskMain.filter(r => r.ok).length;
+    let line = `conformance ${rev} tasks extension: ${mainPassed}/${taskMain.length} tasks-* scenarios passed (>= 1 SUCCESS, no FAILURE)`;
+    for (const r of taskSkip) line += `; ${r.name} (all checks SKIPPED in the suite): ${r.ok ? "ran, no FAILURE" : "FAILED"}`;
+    console.log(line);
+    for (const r of taskRows) if (!r.ok) console.log(`  FAILED (tasks) ${r.name}: ${r.why}`);
+}
 const uns = unscored.filter(n => results.has(n)).map(n => ({ name: n, ...verdict(n) }));
 const reqPassed = req.filter(r => r.ok).length;
 const unsPassed = uns.filter(r => r.ok), unsFailed = uns.filter(r => !r.ok);
@@ -215,6 +240,9 @@ const problems = [];
 for (const r of req) if (!r.ok) console.log(`  FAILED (required) ${r.name}: ${r.why}`);
 const countOk = required.length === expected;
 if (!countOk) problems.push(`${path.basename(yamlPath)} lists ${required.length} required server scenarios, expected ${expected}`);
+const tasksCountOk = taskNames.length === expectedTasks;
+if (!tasksCountOk) problems.push(`${path.basename(yamlPath)} lists ${taskNames.length} tasks-* server scenarios, expected ${expectedTasks}`);
+const tasksFailed = taskRows.filter(r => !r.ok).length;
 const skippedOnly = req.concat(uns).filter(r => r.ok && r.skippedOnly).map(r => r.name);
 if (skippedOnly.length) console.log(`  note: passed with only SKIPPED/INFO checks: ${skippedOnly.join(" ")}`);
 const warned = req.concat(uns).filter(r => r.ok && r.warned).map(r => r.name);
@@ -226,10 +254,11 @@ for (const p of problems) console.log(`  ERROR: ${p}`);
 
 // For the closing line: a required scenario listed but not passed is failed; a revision that
 // fails a guard with nothing else failed still counts one failure, so the line never reads clean.
-let failed = required.length - reqPassed + Math.max(0, expected - required.length);
-if (!countOk && failed === 0) failed = 1;
-fs.writeFileSync(countsFile, `${reqPassed} ${failed}\n`);
-process.exit(reqPassed === required.length && countOk ? 0 : 1);
+let failed = required.length - reqPassed + Math.max(0, expected - required.length) + tasksFailed;
+if ((!countOk || !tasksCountOk) && failed === 0) failed = 1;
+const passed = reqPassed + taskRows.filter(r => r.ok).length;
+fs.writeFileSync(countsFile, `${passed} ${failed}\n`);
+process.exit(reqPassed === required.length && countOk && tasksCountOk && tasksFailed === 0 ? 0 : 1);
 '
 
 # Client leg. argv: REQUIREMENTS_YAML — prints the yaml's required client scenarios, one a line.
@@ -350,7 +379,7 @@ for rev in "${REVISIONS[@]}"; do
     fi
     count_rc=0
     "$NODE" -e "$COUNT_JS" "$rev" "$CONF_PKG/requirements/$rev.yaml" "$rev_out" \
-        "${EXPECTED_REQUIRED[$rev]}" "$OUT/$rev.counts" || count_rc=$?
+        "${EXPECTED_REQUIRED[$rev]}" "$OUT/$rev.counts" "${EXPECTED_TASKS[$rev]}" "$TASKS_SKIPPED_ONLY" || count_rc=$?
     [ -s "$OUT/$rev.counts" ] || echo "0 ${EXPECTED_REQUIRED[$rev]}" >"$OUT/$rev.counts" # counter crashed
     read -r p f <"$OUT/$rev.counts"
     if [ "$rc" -ne 0 ]; then

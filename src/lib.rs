@@ -15,6 +15,7 @@
 //! - [`mrtr`] — multi round-trip requests: `InputRequired` and the sealed `requestState`.
 //! - [`context`] — what a handler sees of its request, and the [`context::Peer`] back to the client.
 //! - [`server`] — routing a request to its operation and shaping the result for its era.
+//! - [`tasks`] — the tasks extension: wire types, the task store trait and its memory store.
 //! - [`client`] — the pure part of the client: configuration, requests, negotiation, SSE.
 //! - [`config`] — `mcp.properties`, the `enabledTools` filter and the persisted listener settings.
 //! - [`auth`] — API keys (constant-time) and Origin / Host checks.
@@ -34,6 +35,7 @@ pub mod jsonrpc;
 pub mod model;
 pub mod mrtr;
 pub mod server;
+pub mod tasks;
 pub mod version;
 
 pub use catalog::{Catalog, ToolError};

@@ -18,16 +18,19 @@ pub enum ActorKind {
     ToolExecutor,
     /// One per remote server.
     ClientConnection,
+    /// One per mcpd: owns the running tasks (the tasks extension).
+    TaskRunner,
 }
 
 impl ActorKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [ActorKind; 5] = [
+    pub const ALL: [ActorKind; 6] = [
         ActorKind::Supervisor,
         ActorKind::Listener,
         ActorKind::Session,
         ActorKind::ToolExecutor,
         ActorKind::ClientConnection,
+        ActorKind::TaskRunner,
     ];
 
     /// The metric label.
@@ -38,6 +41,7 @@ impl ActorKind {
             ActorKind::Session => "session",
             ActorKind::ToolExecutor => "tool_executor",
             ActorKind::ClientConnection => "client_connection",
+            ActorKind::TaskRunner => "task_runner",
         }
     }
 
@@ -55,8 +59,8 @@ impl fmt::Display for ActorKind {
 /// Live actors and handled messages per kind.
 #[derive(Debug, Default)]
 pub struct ActorCounts {
-    live: [AtomicI64; 5],
-    messages: [AtomicU64; 5],
+    live: [AtomicI64; 6],
+    messages: [AtomicU64; 6],
 }
 
 impl ActorCounts {

@@ -52,6 +52,7 @@ mod session;
 mod status;
 pub mod stdio;
 mod supervisor;
+mod tasks;
 mod tool_executor;
 pub mod tools;
 

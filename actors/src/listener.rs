@@ -28,6 +28,7 @@ use crate::http::{self, AppState};
 use crate::metrics::Metrics;
 use crate::session::SessionRegistry;
 use crate::status::{now_millis, ListenerStatus, StatusCell};
+use crate::tasks::Tasks;
 
 /// How long a stopping endpoint waits for in-flight requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -75,6 +76,8 @@ pub(crate) struct Listener {
     base: ListenerConfig,
     running: Option<Running>,
     extras: Option<crate::http::StatusExtras>,
+    /// The tasks (the tasks extension), when enabled.
+    tasks: Option<Tasks>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -93,6 +96,7 @@ impl Listener {
         counts: Arc<ActorCounts>,
         metrics: Arc<Metrics>,
         sessions: Arc<SessionRegistry>,
+        tasks: Option<Tasks>,
     ) -> Self {
         let status =
             ListenerStatus::stopped(server.options().info.clone(), server.catalog().tools().count(), "stopped");
@@ -106,6 +110,7 @@ impl Listener {
             base,
             running: None,
             extras: None,
+            tasks,
         }
     }
 
@@ -171,6 +176,7 @@ impl Listener {
             session_config: config.sessions,
             counts: self.counts.clone(),
             extras: self.extras.clone(),
+            tasks: self.tasks.clone(),
         });
         let workers = if config.workers == 0 {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)

@@ -19,6 +19,9 @@
 //! | `mcpd_notifications_dropped_total` | – | notifications dropped because their reader did not keep up |
 //! | `mcpd_requests_over_limit_total` | – | requests refused: their session or stdio connection had too many running |
 //! | `mcpd_auth_outcomes_total` | `reason` | with OAuth on: each request's authentication (`ok`, `api_key`, `missing`, `malformed`, `disallowed_alg`, `bad_signature`, `unknown_kid`, `expired`, `not_yet_valid`, `wrong_issuer`, `wrong_audience`, `insufficient_scope`, `introspection_inactive`, `issuer_unavailable`) |
+//! | `mcpd_tasks` | `status` | tasks held in the task store (until they expire), by status |
+//! | `mcpd_tasks_created_total` | – | tasks created |
+//! | `mcpd_tasks_expired_total` | – | tasks removed when their time to live ended |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -131,6 +134,53 @@ impl Collector for ExtraGauges {
     }
 }
 
+/// A reader of the task store's counts, at every scrape.
+pub(crate) type TaskCountsHook = Arc<dyn Fn() -> mcpd::tasks::TaskCounts + Send + Sync>;
+
+struct TaskCollector(Arc<RwLock<Option<TaskCountsHook>>>);
+
+/// Where the task counts reader is set.
+struct TaskHookCell(Arc<RwLock<Option<TaskCountsHook>>>);
+
+impl std::fmt::Debug for TaskHookCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskHookCell")
+    }
+}
+
+impl std::fmt::Debug for TaskCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskCollector")
+    }
+}
+
+impl Collector for TaskCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let hook = self.0.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let Some(hook) = hook else { return Ok(()) };
+        let counts = hook();
+        let mut family = encoder.encode_descriptor(
+            "mcpd_tasks",
+            "Tasks held (until they expire), by status",
+            None,
+            MetricType::Gauge,
+        )?;
+        for status in mcpd::tasks::TaskStatus::ALL {
+            let gauge = ConstGauge::new(i64::try_from(counts.with_status(status)).unwrap_or(i64::MAX));
+            gauge.encode(family.encode_family(&[("status", status.as_str())])?)?;
+        }
+        let created = encoder.encode_descriptor("mcpd_tasks_created", "Tasks created", None, MetricType::Counter)?;
+        ConstCounter::new(counts.created).encode(created)?;
+        let expired = encoder.encode_descriptor(
+            "mcpd_tasks_expired",
+            "Tasks removed when their time to live ended",
+            None,
+            MetricType::Counter,
+        )?;
+        ConstCounter::new(counts.expired).encode(expired)
+    }
+}
+
 /// The process's metrics.
 #[derive(Debug)]
 pub struct Metrics {
@@ -150,6 +200,7 @@ pub struct Metrics {
     /// The `tool_calls` counters by tool name and outcome slot, kept likewise (so no label
     /// strings are allocated per call).
     tool_counters: RwLock<HashMap<Box<str>, [Option<Counter>; 3]>>,
+    tasks: TaskHookCell,
 }
 
 #[derive(Debug)]
@@ -296,6 +347,9 @@ impl Metrics {
         registry.register_collector(Box::new(EdgeCollector(edge.clone())));
         let extra = Arc::new(RwLock::new(None));
         registry.register_collector(Box::new(ExtraGauges(extra.clone())));
+        let tasks = Arc::new(RwLock::new(None));
+        registry.register_collector(Box::new(TaskCollector(tasks.clone())));
+        let tasks = TaskHookCell(tasks);
         let extra = ExtraGauges(extra);
         Metrics {
             registry,
@@ -307,6 +361,7 @@ impl Metrics {
             sessions_expired,
             edge,
             extra,
+            tasks,
             request_counters: Box::default(),
             tool_counters: RwLock::default(),
         }
@@ -325,6 +380,11 @@ impl Metrics {
     /// Adds gauges read at every scrape (tool sets, remote servers' health).
     pub fn set_gauges(&self, hook: GaugeHook) {
         *self.extra.0.write().unwrap_or_else(PoisonError::into_inner) = Some(hook);
+    }
+
+    /// Reads the task store's counts at every scrape (`mcpd_tasks{status}`, created, expired).
+    pub(crate) fn set_task_counts(&self, hook: TaskCountsHook) {
+        *self.tasks.0.write().unwrap_or_else(PoisonError::into_inner) = Some(hook);
     }
 
     /// Records one request.

@@ -14,6 +14,7 @@ use crate::metrics::Metrics;
 use crate::session::{CatalogChanged, SessionRegistry};
 use crate::status::ListenerStatus;
 use crate::supervisor::{Shutdown, Supervisor};
+use crate::tasks::Tasks;
 
 /// A failure of the runtime API.
 #[derive(Debug, Display, Error, From)]
@@ -36,6 +37,7 @@ pub struct Mcpd {
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
     sessions: Arc<SessionRegistry>,
+    tasks: Option<Tasks>,
 }
 
 /// Tells every session about catalog changes; each session's interest decides whether its
@@ -60,9 +62,18 @@ impl Mcpd {
         let registry = sessions.clone();
         let metrics = Arc::new(Metrics::new(counts.clone(), Arc::new(move || registry.len())));
         broadcast_catalog_changes(&server, &sessions);
-        let listener = Listener::new(server, base, warnings, counts.clone(), metrics.clone(), sessions.clone()).start();
+        let tasks = server.options().tasks.enabled.then(|| {
+            let tasks = Tasks::start(server.options().tasks, counts.clone());
+            server.install_tasks(Arc::new(tasks.clone()));
+            let reader = tasks.clone();
+            metrics.set_task_counts(Arc::new(move || reader.counts_now()));
+            tasks
+        });
+        let listener =
+            Listener::new(server, base, warnings, counts.clone(), metrics.clone(), sessions.clone(), tasks.clone())
+                .start();
         let supervisor = Supervisor::new(counts.clone(), listener.clone(), sessions.clone()).start();
-        Mcpd { supervisor, listener, counts, metrics, sessions }
+        Mcpd { supervisor, listener, counts, metrics, sessions, tasks }
     }
 
     /// Adds fields to the status JSON (and, through [`Metrics::set_gauges`], to `/metrics`);
@@ -126,6 +137,9 @@ impl Mcpd {
     /// # Errors
     /// When the supervisor is already gone.
     pub async fn close(&self) -> Result<(), RuntimeError> {
+        if let Some(tasks) = &self.tasks {
+            tasks.stop();
+        }
         Ok(self.supervisor.send(Shutdown).await?)
     }
 }

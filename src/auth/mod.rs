@@ -71,6 +71,27 @@ impl KeySet {
         }
         ok.into()
     }
+
+    /// Which configured key a request presents (its position in the set), for telling callers
+    /// apart (task ownership); `None` when none matches or the set is open. Constant time like
+    /// [`KeySet::authorizes`].
+    pub fn identify<'a>(&self, header: impl Fn(&str) -> Option<&'a str>) -> Option<usize> {
+        let bearer = header("authorization").and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+        use subtle::ConditionallySelectable as _;
+        let mut found = 0u64;
+        let mut any = subtle::Choice::from(0u8);
+        for candidate in bearer.into_iter().chain(KEY_HEADERS.iter().filter_map(|name| header(name).map(str::trim))) {
+            for (index, key) in self.keys.iter().enumerate() {
+                let matches = candidate.as_bytes().ct_eq(key);
+                found.conditional_assign(&(index as u64), matches);
+                any |= matches;
+            }
+        }
+        bool::from(any).then(|| usize::try_from(found).ok()).flatten()
+    }
 }
 
 /// Which browser origins and Host names the server accepts.

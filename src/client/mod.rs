@@ -1,6 +1,7 @@
 //! The pure part of the MCP client: configuration, request building, the negotiation rules,
-//! the rules a listing (`tools/list` and the like) is read by,
-//! response matching and the SSE decoder. The actors that do the I/O live in `mcpd-actors`.
+//! the rules a listing (`tools/list` and the like) is read by, response matching, the SSE
+//! decoder, and the rules a client waits for a task by (`task`). The actors that do the I/O live
+//! in `mcpd-actors`.
 
 pub mod config;
 pub mod list;
@@ -8,3 +9,4 @@ pub mod negotiate;
 pub mod oauth;
 pub mod request;
 pub mod sse;
+pub mod task;

@@ -46,7 +46,8 @@ impl RoutingHeader {
 }
 
 /// The routing headers of a stateless request: `Mcp-Method`, `Mcp-Name` (tools/call and
-/// prompts/get: `params.name`; resources/read: `params.uri`; encoded when unsafe) and, for
+/// prompts/get: `params.name`; resources/read: `params.uri`; `tasks/get`, `tasks/update` and
+/// `tasks/cancel`: `params.taskId`, as the tasks extension requires; encoded when unsafe) and, for
 /// tools/call, one `Mcp-Param-<Name>` per annotated argument present and not null.
 ///
 /// # Errors
@@ -60,6 +61,7 @@ pub fn routing_headers(
     let name_field = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(value) = name_field.and_then(|f| params.get(f)).and_then(Value::as_str) {
@@ -130,6 +132,22 @@ mod tests {
         assert_eq!(err, "argument n does not fit its x-mcp-header type");
         let read = json!({"uri":"file:///a b.txt"});
         assert_eq!(routing_headers("resources/read", read.as_object().unwrap(), None).unwrap()[1].1, "file:///a b.txt");
+    }
+
+    #[test]
+    fn task_requests_route_by_their_task_id() {
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let params = json!({"taskId": "786512e2-9e0d", "inputResponses": {}});
+            let headers = routing_headers(method, params.as_object().unwrap(), None).unwrap();
+            let named: Vec<(String, String)> =
+                headers.iter().map(|(h, v)| (h.name().into_owned(), v.clone())).collect();
+            assert_eq!(named, [("Mcp-Method".into(), method.into()), ("Mcp-Name".into(), "786512e2-9e0d".into())]);
+        }
+        // An id that cannot be a header value as it is goes encoded, like any other name.
+        let odd = json!({"taskId": "a\nb"});
+        let headers = routing_headers("tasks/get", odd.as_object().unwrap(), None).unwrap();
+        assert_eq!(headers[1].1, headers::encode_value("a\nb"));
+        assert_ne!(headers[1].1, "a\nb");
     }
 
     #[test]

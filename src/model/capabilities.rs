@@ -115,4 +115,7 @@ pub struct ServerCapabilities {
     /// Experimental, non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<Map<String, Value>>,
+    /// Extensions by identifier (e.g. `io.modelcontextprotocol/tasks`), 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map<String, Value>>,
 }

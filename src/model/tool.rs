@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ContentBlock, Meta};
+use crate::tasks::{TaskSupport, ToolExecution};
 
 /// Untrusted hints about what a tool does.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +64,10 @@ pub struct Tool {
     /// Icons (2025-11-25 and later).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Value>>,
+    /// How the tool runs: its task support (the tasks extension, 2026-07-28; `tools/list` shows
+    /// it only on that wire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
     /// Extra metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -79,8 +84,23 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: None,
+            execution: None,
             meta: None,
         }
+    }
+
+    /// Declares the tool's task support (`execution.taskSupport`): `Optional` lets the server
+    /// answer a call that is still running after a while with a task, `Required` always runs it
+    /// as a task (clients that did not opt in get `-32021`).
+    #[must_use]
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.execution = Some(ToolExecution { task_support: Some(support) });
+        self
+    }
+
+    /// The tool's task support (`Forbidden` when it declares none).
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution.as_ref().and_then(|e| e.task_support).unwrap_or_default()
     }
 
     /// Sets the title.

@@ -122,6 +122,19 @@ impl McpServer {
                 parse_level(&params)?;
                 (Map::new(), None)
             }
+            // `execution.taskSupport` belongs to the tasks extension of the 2026-07-28 wire.
+            (Method::ToolsList, Era::Stateful) if catalog.tools().any(|t| t.definition.execution.is_some()) => {
+                let mut result = match &scope.access {
+                    None => TOOLS.result(catalog, &params, size)?,
+                    Some(access) => visible_tools(catalog, &params, size, &|name: &str| access.may_call(name))?,
+                };
+                if let Some(Value::Array(tools)) = result.get_mut("tools") {
+                    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                        tool.remove("execution");
+                    }
+                }
+                (result, Some(cache.tools))
+            }
             (Method::ToolsList, _) => match &scope.access {
                 None => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
                 // What this caller sees depends on its token: never a shared cache entry.
@@ -143,6 +156,16 @@ impl McpServer {
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
             (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
             (Method::Complete, _) => (complete(&params, catalog)?, None),
+            (method, Era::Stateless) if method.is_tasks() => {
+                let Some(service) = self.task_service() else {
+                    return Err(ProtocolError::MethodNotFound { method: request.method });
+                };
+                if !scope.client_capabilities.as_deref().is_some_and(crate::tasks::declares_tasks) {
+                    return Err(crate::tasks::missing_extension());
+                }
+                let owner = scope.owner.clone().unwrap_or_else(|| Arc::from(super::ANONYMOUS_OWNER));
+                return Ok(Reply::Value(Value::Object(service.serve(method, Some(params), owner).await?)));
+            }
             _ => return Err(ProtocolError::MethodNotFound { method: request.method }),
         };
         Ok(Reply::Value(Value::Object(shape(result, era, hint))))

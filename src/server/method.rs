@@ -39,13 +39,19 @@ pub enum Method {
     Unsubscribe,
     /// `completion/complete`.
     Complete,
+    /// `tasks/get` (the tasks extension, stateless wire).
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
     /// Any other method (`-32601` wherever it arrives).
     Unknown,
 }
 
 impl Method {
     /// Every known method (not [`Method::Unknown`]).
-    pub const KNOWN: [Method; 15] = [
+    pub const KNOWN: [Method; 18] = [
         Method::Initialize,
         Method::Ping,
         Method::Discover,
@@ -61,6 +67,9 @@ impl Method {
         Method::Subscribe,
         Method::Unsubscribe,
         Method::Complete,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
     ];
 
     /// The method a request names.
@@ -81,6 +90,9 @@ impl Method {
             "resources/subscribe" => Method::Subscribe,
             "resources/unsubscribe" => Method::Unsubscribe,
             "completion/complete" => Method::Complete,
+            "tasks/get" => Method::TasksGet,
+            "tasks/update" => Method::TasksUpdate,
+            "tasks/cancel" => Method::TasksCancel,
             _ => Method::Unknown,
         }
     }
@@ -104,6 +116,9 @@ impl Method {
             Method::Subscribe => "resources/subscribe",
             Method::Unsubscribe => "resources/unsubscribe",
             Method::Complete => "completion/complete",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
             Method::Unknown => return None,
         })
     }
@@ -123,7 +138,15 @@ impl Method {
                 | Method::TemplatesList
                 | Method::ResourcesRead
                 | Method::Complete
+                | Method::TasksGet
+                | Method::TasksUpdate
+                | Method::TasksCancel
         )
+    }
+
+    /// Whether this is one of the tasks extension's methods.
+    pub const fn is_tasks(self) -> bool {
+        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
     }
 
     /// The `params` field an `Mcp-Name` header must repeat on the stateless wire, if any.
@@ -131,6 +154,7 @@ impl Method {
         match self {
             Method::ToolsCall | Method::PromptsGet => Some("name"),
             Method::ResourcesRead => Some("uri"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
             _ => None,
         }
     }
@@ -171,7 +195,7 @@ mod tests {
     #[test]
     fn the_stateless_wire_has_no_handshake_ping_or_connection_state() {
         let stateless: Vec<_> = Method::KNOWN.into_iter().filter(|m| m.is_stateless()).collect();
-        assert_eq!(stateless.len(), 10);
+        assert_eq!(stateless.len(), 13);
         for method in [Method::Initialize, Method::Ping, Method::SetLogLevel, Method::Subscribe, Method::Unsubscribe] {
             assert!(!method.is_stateless(), "{method:?}");
         }

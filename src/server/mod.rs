@@ -15,6 +15,7 @@
 //! | `rounds` | multi round-trip requests (input from the client) |
 //! | `list` | the `*/list` results and their cursors |
 //! | `interest` | catalog changes a client hears about, and their notifications |
+//! | `tasks` | which calls may become tasks, what the runtime runs, `tasks/*` ([`TaskService`]) |
 //! | `options` | server settings and caching hints |
 
 mod call_params;
@@ -30,18 +31,20 @@ mod rounds;
 mod route;
 mod scope;
 mod stateless;
+mod tasks;
 
 pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome};
 pub use interest::{Announcement, Interest, Subscription};
 pub use method::{cancelled_request, Method, CANCELLED};
-pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, DEFAULT_PAGE_SIZE};
+pub use options::{CacheHint, CachePolicy, CacheScope, ServerOptions, TaskOptions, DEFAULT_PAGE_SIZE};
 pub use reply::Reply;
 pub use rounds::MAX_INPUT_ROUNDS;
 pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, SessionSupport};
 pub use scope::Scope;
 pub use stateless::{HeaderLookup, HttpHeaders, RoutingHeaders, StatelessRequest};
+pub use tasks::{CallOutcome, Rerun, TaskCall, TaskCallOutcome, TaskService, TaskStep, ANONYMOUS_OWNER};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Map, Value};
 
@@ -73,6 +76,7 @@ pub struct McpServer {
     capabilities: ServerCapabilities,
     stateless_capabilities: ServerCapabilities,
     sealer: StateSealer,
+    tasks: OnceLock<Arc<dyn TaskService>>,
 }
 
 impl McpServer {
@@ -92,12 +96,18 @@ impl McpServer {
             logging: Some(Map::new()),
             completions: Some(Map::new()),
             experimental: None,
+            extensions: None,
         };
         // The stateless wire always has subscriptions/listen, so it can announce changes.
         let stateless_capabilities = ServerCapabilities {
             tools: Some(ToolsCapability { list_changed: Some(true) }),
             prompts: Some(PromptsCapability { list_changed: Some(true) }),
             resources: Some(ResourcesCapability { subscribe: Some(true), list_changed: Some(true) }),
+            extensions: options.tasks.enabled.then(|| {
+                let mut extensions = Map::new();
+                extensions.insert(crate::tasks::TASKS_EXTENSION.into(), json!({}));
+                extensions
+            }),
             ..capabilities.clone()
         };
         let sealer = match &options.state_key {
@@ -108,7 +118,22 @@ impl McpServer {
                 StateSealer::new(format!("{nanos:?}{}", std::process::id()).into_bytes(), DEFAULT_STATE_LIFETIME)
             }),
         };
-        McpServer { options, catalog, capabilities, stateless_capabilities, sealer }
+        McpServer { options, catalog, capabilities, stateless_capabilities, sealer, tasks: OnceLock::new() }
+    }
+
+    /// Installs the runtime's task service (once; later calls are ignored): from then on a
+    /// task-supporting tool's call on the 2026-07-28 wire may become a task, and `tasks/*` is
+    /// served. Without one (or with `options.tasks.enabled` off) tools answer synchronously and
+    /// `tasks/*` is `-32601`.
+    pub fn install_tasks(&self, service: Arc<dyn TaskService>) {
+        if self.options.tasks.enabled {
+            let _ = self.tasks.set(service);
+        }
+    }
+
+    /// The installed task service.
+    pub(crate) fn task_service(&self) -> Option<&Arc<dyn TaskService>> {
+        self.tasks.get()
     }
 
     /// The options.

@@ -7,11 +7,15 @@ use serde_json::{json, Map, Value};
 
 use super::call_params::{arguments_object, member, CallParams};
 use super::reply::Reply;
-use super::rounds::{Operation, Rounds};
+use super::rounds::{Operation, RoundStart, Rounds};
+use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService, ANONYMOUS_OWNER};
 use super::{McpServer, Scope};
-use crate::catalog::{Catalog, ToolEntry};
+use crate::catalog::{Catalog, ToolEntry, ToolError};
 use crate::error::ProtocolError;
 use crate::model::CallToolResult;
+use crate::tasks::{declares_tasks, missing_extension, TaskSupport};
+use crate::version::Era;
+use std::sync::Arc;
 
 /// The tool a `tools/call` names, when the catalog has it.
 pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
@@ -69,7 +73,11 @@ impl McpServer {
         let arguments = arguments_object(arguments, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let operation = Operation { method: "tools/call", name: &name };
+        let task_service = self.task_eligible(scope, entry)?;
         let start = self.start_rounds(scope, operation, &arguments, rounds)?;
+        if let Some(service) = task_service {
+            return Box::pin(self.call_as_task(service, scope, operation, arguments, start, entry)).await;
+        }
         let handler = &entry.handler;
         let rounds =
             self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
@@ -78,6 +86,77 @@ impl McpServer {
             Rounds::Complete(result) => Reply::tool(result, era),
             Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
             // Only on the stateless wire, and already `"resultType": "input_required"`.
+            Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+        })
+    }
+
+    /// The task service, when this call may become a task: the 2026-07-28 wire, a tool whose
+    /// task support is not `forbidden`, a client that declared the extension on this request.
+    ///
+    /// # Errors
+    /// `-32021` naming the extension for a tool that requires tasks, when the client did not
+    /// declare it.
+    fn task_eligible(&self, scope: &Scope, entry: &ToolEntry) -> Result<Option<&Arc<dyn TaskService>>, ProtocolError> {
+        if scope.version.era() != Era::Stateless {
+            return Ok(None);
+        }
+        let Some(service) = self.task_service() else { return Ok(None) };
+        let support = entry.definition.task_support();
+        if support == TaskSupport::Forbidden {
+            return Ok(None);
+        }
+        if !scope.client_capabilities.as_deref().is_some_and(declares_tasks) {
+            return match support {
+                TaskSupport::Required => Err(missing_extension()),
+                _ => Ok(None),
+            };
+        }
+        Ok(Some(service))
+    }
+
+    /// A call that may become a task: its first run starts here and the runtime decides; until
+    /// it is a task, input requests are MRTR's (`input_required`), like any stateless call.
+    async fn call_as_task(
+        &self,
+        service: &Arc<dyn TaskService>,
+        scope: &Scope,
+        operation: Operation<'_>,
+        arguments: Map<String, Value>,
+        start: RoundStart,
+        entry: &ToolEntry,
+    ) -> Result<Reply, ProtocolError> {
+        let name: Arc<str> = Arc::from(entry.definition.name.as_str());
+        let first = contained(name.clone(), entry.handler.call(arguments.clone(), start.first_context()));
+        let rerun = rerun_of(entry.handler.clone(), arguments.clone(), start.base().clone(), name);
+        let call = TaskCall {
+            support: entry.definition.task_support(),
+            owner: scope.owner.clone().unwrap_or_else(|| Arc::from(ANONYMOUS_OWNER)),
+            tool: entry.definition.clone(),
+            first,
+            rerun,
+            context: start.base().clone(),
+        };
+        let outcome = match service.run_call(call).await {
+            TaskCallOutcome::Task(created) => {
+                let value = serde_json::to_value(created).map_err(|e| ProtocolError::Internal(e.to_string()))?;
+                return Ok(Reply::Value(value));
+            }
+            TaskCallOutcome::Refused(error) => return Err(error),
+            TaskCallOutcome::Finished(outcome) => outcome,
+            TaskCallOutcome::Declined(rest) => rest.await,
+        };
+        let era = scope.version.era();
+        let rounds = match outcome {
+            Ok(result) => Rounds::Complete(result),
+            Err(ToolError::Failed(message)) => Rounds::Failed(message),
+            Err(ToolError::Protocol(error)) => return Err(error),
+            Err(ToolError::InputRequired(input)) => {
+                self.stateless_input(scope, operation, &arguments, &start, input)?
+            }
+        };
+        Ok(match rounds {
+            Rounds::Complete(result) => Reply::tool(result, era),
+            Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
             Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
         })
     }

@@ -83,6 +83,44 @@ pub struct ServerOptions {
     /// Secret for sealing MRTR `requestState` (none: a random key per process, so states do not
     /// survive a restart).
     pub state_key: Option<Vec<u8>>,
+    /// The tasks extension (2026-07-28): whether it is advertised, and its bounds.
+    pub tasks: TaskOptions,
+}
+
+/// Settings of the tasks extension (`io.modelcontextprotocol/tasks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskOptions {
+    /// Advertise the extension in `server/discover` and serve `tasks/*` (when the runtime
+    /// runs tasks).
+    pub enabled: bool,
+    /// How long a task and its result are kept from creation, in milliseconds (`None`:
+    /// unlimited, written `ttlMs: null`).
+    pub ttl_ms: Option<u64>,
+    /// The poll interval suggested to clients, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// How long a call of a tool whose task support is `optional` runs before it becomes a task,
+    /// in milliseconds.
+    pub task_after_ms: u64,
+    /// Tasks held at once (any status, until they expire).
+    pub max_tasks: usize,
+    /// Tasks held at once per client identity (API key, OAuth subject, or the shared anonymous
+    /// identity).
+    pub max_per_client: usize,
+}
+
+impl Default for TaskOptions {
+    /// TTL 5 minutes (the result stays readable that long), poll every second, promote an
+    /// optional call after one second, at most 1000 tasks, 100 per client.
+    fn default() -> Self {
+        TaskOptions {
+            enabled: true,
+            ttl_ms: Some(300_000),
+            poll_interval_ms: 1_000,
+            task_after_ms: 1_000,
+            max_tasks: 1_000,
+            max_per_client: 100,
+        }
+    }
 }
 
 impl Default for ServerOptions {
@@ -94,6 +132,7 @@ impl Default for ServerOptions {
             cache: CachePolicy::default(),
             sessions: false,
             state_key: None,
+            tasks: TaskOptions::default(),
         }
     }
 }

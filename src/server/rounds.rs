@@ -166,6 +166,37 @@ impl McpServer {
     }
 }
 
+impl RoundStart {
+    /// The handler's context without the round inputs.
+    pub(super) fn base(&self) -> &ToolContext {
+        &self.base
+    }
+
+    /// The first round's context: the base with the request's answers and verified state.
+    pub(super) fn first_context(&self) -> ToolContext {
+        self.base.clone().with_input(self.responses.clone(), self.state.clone())
+    }
+}
+
+impl McpServer {
+    /// The answer to a request for input on the stateless wire, outside [`McpServer::run_rounds`]
+    /// (a call that may become a task asked before it did): the `input_required` result, or a
+    /// tool failure's message.
+    pub(super) fn stateless_input<T>(
+        &self,
+        scope: &Scope,
+        operation: Operation<'_>,
+        arguments: &Map<String, Value>,
+        start: &RoundStart,
+        input: InputRequired,
+    ) -> Result<Rounds<T>, ProtocolError> {
+        match self.next_round::<T>(scope, operation, arguments, start, input)? {
+            NextRound::Stop(rounds) => Ok(rounds),
+            NextRound::Ask { .. } => Err(ProtocolError::Internal(format!("{operation} asked for input over a peer"))),
+        }
+    }
+}
+
 /// What a handler's request for input leads to.
 enum NextRound<'s, T> {
     /// The rounds end here.
@@ -189,7 +220,7 @@ async fn ask_client(peer: &dyn Peer, requests: Map<String, Value>) -> Result<Map
     Ok(answers)
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = panic.downcast_ref::<String>() {

@@ -33,6 +33,9 @@ pub struct Scope {
     /// `tools/list` shows, and `tools/call` runs, only the tools it may call. `None`: every tool
     /// (no OAuth, an API key, stdio).
     pub access: Option<Arc<Access>>,
+    /// The client identity tasks created or read by this request belong to (an API key, an
+    /// OAuth subject); `None`: the shared anonymous identity.
+    pub owner: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Scope {
@@ -56,6 +59,7 @@ impl Scope {
             peer: None,
             catalog: None,
             access: None,
+            owner: None,
         }
     }
 
@@ -69,6 +73,7 @@ impl Scope {
             peer: None,
             catalog: Some(request.catalog),
             access: None,
+            owner: None,
         }
     }
 

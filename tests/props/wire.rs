@@ -330,6 +330,7 @@ impl Connection {
             peer: Some(Arc::new(ImmediatePeer)),
             catalog: None,
             access: None,
+            owner: None,
         }
     }
 

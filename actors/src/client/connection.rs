@@ -1,8 +1,10 @@
 //! The `ClientConnection` actor: one per remote server (and configuration fingerprint). It owns
 //! the [`Link`] to that server — its own awc client, negotiated revision, session id and
 //! streams — and serves `ListTools`, `List<T>`, `CallTool`, `SendRequest` concurrently (each
-//! answer is a future spawned on the actor's thread: no per-server lock). `Invalidate` closes
-//! the session (DELETE), stops the streams and the actor.
+//! answer is a future spawned on the actor's thread: no per-server lock). A tool call the
+//! server answers with a task (2026-07-28, the tasks extension) is followed to its result
+//! ([`super::task`]); `StartToolCall` returns the task instead, `GetTask` and `CancelTask` reach
+//! one by id. `Invalidate` closes the session (DELETE), stops the streams and the actor.
 //!
 //! What the server sends is untrusted: listings follow the core's rules (`client::listing`), a
 //! `tools/call` result of the wrong shape is a protocol error, and every handler's future is
@@ -23,12 +25,16 @@ use futures_util::FutureExt as _;
 use mcpd::client::list::{json_type, Listed, Listing, Skipped};
 use mcpd::client::request::usable_tools;
 use mcpd::model::{ContentBlock, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use mcpd::tasks::{self, CreateTaskResult, DetailedTask};
+use mcpd::version::ProtocolVersion;
+use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
-use super::link::{Link, LinkConfig, Mode};
+use super::link::{CancelSignal, Link, LinkConfig, Mode};
 use super::listing::list_all;
+use super::task;
 use crate::counts::{ActorCounts, ActorKind};
 use crate::panics::{self, Site};
 
@@ -276,18 +282,161 @@ impl Handler<CallToolCancellable> for ClientConnection {
     }
 }
 
-/// Calls a tool; `cancel`, when given, abandons the call as [`CallToolCancellable`] says.
+/// Calls a tool; `cancel`, when given, abandons the call as [`CallToolCancellable`] says. A
+/// task the server made of the call is waited for ([`super::task`]), and cancelled when
+/// `cancel` fires meanwhile.
 async fn call_tool(
     link: Rc<Link>,
     call: CallTool,
     cancel: Option<tokio::sync::oneshot::Receiver<()>>,
 ) -> Result<CallResult, ClientError> {
-    let CallTool { name, arguments } = call;
-    let mut params = Map::new();
-    params.insert("name".into(), Value::String(name.clone()));
-    params.insert("arguments".into(), Value::Object(arguments));
-    let raw = link.request_cancellable("tools/call", params, cancel).await?;
+    let name = call.name.clone();
+    let cancel = cancel.map(futures_util::FutureExt::shared);
+    let raw = match start_call(&link, call.into_params(), cancel.clone()).await? {
+        Started::Result(raw) => raw,
+        Started::Task(created) => Value::Object(task::wait(&link, created, cancel).await?),
+    };
     CallResult::from_result(link.name(), &name, raw)
+}
+
+/// What a `tools/call` was answered with.
+enum Started {
+    /// A result (of any shape: the caller judges it).
+    Result(Value),
+    /// A task to follow.
+    Task(CreateTaskResult),
+}
+
+impl CallTool {
+    /// The `tools/call` params.
+    fn into_params(self) -> Map<String, Value> {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(self.name));
+        params.insert("arguments".into(), Value::Object(self.arguments));
+        params
+    }
+}
+
+/// Sends a `tools/call`; a `CreateTaskResult` comes back as the task, anything else as it is.
+async fn start_call(
+    link: &Rc<Link>,
+    params: Map<String, Value>,
+    cancel: Option<CancelSignal>,
+) -> Result<Started, ClientError> {
+    let raw = link.request_cancellable("tools/call", params, cancel).await?;
+    if raw.get("resultType").and_then(Value::as_str) != Some("task") {
+        return Ok(Started::Result(raw));
+    }
+    // Only the 2026-07-28 wire declares the tasks extension; a task anywhere else is invalid.
+    if !matches!(link.mode(), Some(Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28))) {
+        return Err(ClientError::Protocol(
+            "the server answered tools/call with a task without being offered tasks".into(),
+        ));
+    }
+    CreateTaskResult::from_result(&raw)
+        .map(Started::Task)
+        .ok_or_else(|| ClientError::Protocol("the server answered tools/call with a task of the wrong shape".into()))
+}
+
+/// What a tool call came to without waiting for a task: its result, or the task the server
+/// made of it (follow it with [`GetTask`], stop it with [`CancelTask`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The server answered at once.
+    Result(CallResult),
+    /// The server answered with a task (the tasks extension, 2026-07-28).
+    Task(CreateTaskResult),
+}
+
+/// Call a tool, returning a task the server makes of the call instead of waiting for it.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<CallOutcome, ClientError>")]
+pub struct StartToolCall {
+    /// The call.
+    pub call: CallTool,
+}
+
+impl Handler<StartToolCall> for ClientConnection {
+    type Result = ResponseFuture<Result<CallOutcome, ClientError>>;
+
+    fn handle(&mut self, msg: StartToolCall, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::ClientConnection);
+        let link = self.link.clone();
+        contained(async move {
+            let name = msg.call.name.clone();
+            match start_call(&link, msg.call.into_params(), None).await? {
+                Started::Result(raw) => CallResult::from_result(link.name(), &name, raw).map(CallOutcome::Result),
+                Started::Task(created) => Ok(CallOutcome::Task(created)),
+            }
+        })
+    }
+}
+
+/// Read a task's state (`tasks/get`): its status, and its result, error or input requests.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<DetailedTask, ClientError>")]
+pub struct GetTask {
+    /// The task's id.
+    pub task_id: String,
+}
+
+impl Handler<GetTask> for ClientConnection {
+    type Result = ResponseFuture<Result<DetailedTask, ClientError>>;
+
+    fn handle(&mut self, msg: GetTask, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::ClientConnection);
+        let link = self.link.clone();
+        contained(async move {
+            let polled = task_request(&link, tasks::GET, &msg.task_id).await?;
+            let task = DetailedTask::deserialize(&polled)
+                .map_err(|e| ClientError::Protocol(format!("the tasks/get result is not a task: {e}")))?;
+            if task.task.task_id != msg.task_id {
+                return Err(ClientError::Protocol(format!(
+                    "tasks/get for task {} answered about task {}",
+                    msg.task_id, task.task.task_id
+                )));
+            }
+            Ok(task)
+        })
+    }
+}
+
+/// Ask the server to cancel a task (`tasks/cancel`; cancellation is cooperative: the task may
+/// still end otherwise).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), ClientError>")]
+pub struct CancelTask {
+    /// The task's id.
+    pub task_id: String,
+}
+
+impl Handler<CancelTask> for ClientConnection {
+    type Result = ResponseFuture<Result<(), ClientError>>;
+
+    fn handle(&mut self, msg: CancelTask, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::ClientConnection);
+        let link = self.link.clone();
+        contained(async move { task_request(&link, tasks::CANCEL, &msg.task_id).await.map(drop) })
+    }
+}
+
+/// `tasks/get` or `tasks/cancel` for `task_id`, on a wire that has tasks (2026-07-28).
+async fn task_request(link: &Rc<Link>, method: &str, task_id: &str) -> Result<Value, ClientError> {
+    match link.connect().await? {
+        Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28) => {}
+        Mode::Session(version) | Mode::HttpSse(version) | Mode::Stdio(version) => {
+            return Err(ClientError::Task {
+                task_id: task_id.to_owned(),
+                reason: format!(
+                    "cannot be reached: tasks need protocol revision 2026-07-28 and the server speaks {}",
+                    version.as_str()
+                ),
+            })
+        }
+    }
+    let mut params = Map::new();
+    params.insert("taskId".into(), Value::String(task_id.to_owned()));
+    link.request(method, params).await
 }
 
 /// Any other request (prompts, resources, …): its result.
@@ -306,7 +455,16 @@ impl Handler<SendRequest> for ClientConnection {
     fn handle(&mut self, msg: SendRequest, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(async move { link.request(&msg.method, msg.params).await })
+        contained(async move {
+            if msg.method != "tools/call" {
+                return link.request(&msg.method, msg.params).await;
+            }
+            // A tools/call declares the tasks extension: a task is followed to its result.
+            match start_call(&link, msg.params, None).await? {
+                Started::Result(raw) => Ok(raw),
+                Started::Task(created) => task::wait(&link, created, None).await.map(Value::Object),
+            }
+        })
     }
 }
 

@@ -55,6 +55,17 @@ pub enum ClientError {
     /// The caller cancelled the request.
     #[display("the request was cancelled")]
     Cancelled,
+    /// A tool call the server made a task of (the tasks extension) ended without a result:
+    /// the task was cancelled, the server no longer knows it (expired, or unknown), or it did
+    /// not finish within the task wait limit (then the client cancelled it). A task that
+    /// failed is the [`ClientError::Rpc`] it failed with.
+    #[display("task {task_id} {reason}")]
+    Task {
+        /// The task's id.
+        task_id: String,
+        /// What happened, as a phrase (`was cancelled`, …).
+        reason: String,
+    },
     /// A listing went past one of its bounds (pages or entries; see
     /// [`ListLimits`](mcpd::client::list::ListLimits)).
     #[display("listing stopped: {_0}")]

@@ -1,6 +1,6 @@
 //! How the client answers what servers ask of it: `elicitation/create`, `sampling/createMessage`
-//! and `roots/list` — as server-to-client requests in sessions, or as MRTR input requests on the
-//! stateless wire. Each is pluggable; the defaults accept elicitations with the form's defaults,
+//! and `roots/list` — as server-to-client requests in sessions, as MRTR input requests on the
+//! stateless wire, or as the input requests of a task (answered with `tasks/update`). Each is pluggable; the defaults accept elicitations with the form's defaults,
 //! list the configured roots, and refuse sampling with a clear error.
 
 use std::fmt;

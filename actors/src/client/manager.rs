@@ -20,11 +20,13 @@ use mcpd::client::config::{
     Transport,
 };
 use mcpd::client::list::{ListLimits, Listing};
+use mcpd::client::task::task_wait_seconds;
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{
-    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, List, Listable, SendRequest,
+    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
+    Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
@@ -46,6 +48,9 @@ pub struct ServerRecord {
     pub tools: Vec<Tool>,
     /// How far one listing of this server may go (pages, entries).
     pub list_limits: ListLimits,
+    /// How long a tool call waits for a task the server made of it, in seconds (clamped to
+    /// 1–86400; default 3600).
+    pub task_wait_secs: u64,
 }
 
 impl ServerRecord {
@@ -57,6 +62,7 @@ impl ServerRecord {
             timeout_secs: timeout_seconds(None),
             tools: Vec::new(),
             list_limits: ListLimits::default(),
+            task_wait_secs: task_wait_seconds(None),
         }
     }
 
@@ -84,7 +90,15 @@ impl ServerRecord {
             ServerEntry::Stdio(command) => format!("{command:?}"),
         };
         let ListLimits { max_pages, max_items } = self.list_limits;
-        format!("{what}/{}/{max_pages}/{max_items}", timeout_seconds(Some(self.timeout_secs as i64)))
+        format!(
+            "{what}/{}/{max_pages}/{max_items}/{}",
+            timeout_seconds(Some(self.timeout_secs as i64)),
+            self.task_wait().as_secs()
+        )
+    }
+
+    fn task_wait(&self) -> Duration {
+        Duration::from_secs(task_wait_seconds(Some(i64::try_from(self.task_wait_secs).unwrap_or(i64::MAX))))
     }
 
     fn link_config(&self, credentials: &Credentials) -> Result<LinkConfig, ClientError> {
@@ -102,6 +116,7 @@ impl ServerRecord {
                     command: Some(command.clone()),
                     list_limits: self.list_limits,
                     oauth: None,
+                    task_wait: self.task_wait(),
                 })
             }
         };
@@ -117,6 +132,7 @@ impl ServerRecord {
             command: None,
             list_limits: self.list_limits,
             oauth,
+            task_wait: self.task_wait(),
         })
     }
 }
@@ -359,7 +375,9 @@ impl ClientManager {
 
     /// Calls a tool. A tool's own failure is `Ok` with `is_error: true`. Dropping the returned
     /// future cancels the call (`notifications/cancelled` in a session; the stream closes on the
-    /// stateless wire).
+    /// stateless wire). A task the server makes of the call (2026-07-28, the tasks extension) is
+    /// waited for, up to the record's `task_wait_secs`, and its result returned as if the call
+    /// had answered it; dropping the future meanwhile cancels the task (`tasks/cancel`).
     ///
     /// # Errors
     /// Transport, protocol and configuration failures.
@@ -378,6 +396,48 @@ impl ClientManager {
             result.server_name = name;
         }
         Ok(result)
+    }
+
+    /// Calls a tool without waiting for a task: the result when the server answers at once,
+    /// else the task it made of the call (see [`ClientManager::get_task`],
+    /// [`ClientManager::cancel_task`]). Dropping the future does not cancel a task already made.
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures.
+    pub async fn start_tool_call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallOutcome, ClientError> {
+        let (connection, server_name) = self.addr(id)?;
+        let call = StartToolCall { call: CallTool { name: tool.to_owned(), arguments } };
+        let mut outcome = connection.send(call).await.map_err(|_| ClientError::Closed)??;
+        if let (CallOutcome::Result(result), Some(name)) = (&mut outcome, server_name) {
+            result.server_name = name;
+        }
+        Ok(outcome)
+    }
+
+    /// A task's state (`tasks/get`).
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures; the server's JSON-RPC error (`-32602`
+    /// for a task it does not know); [`ClientError::Task`] when the server does not speak
+    /// 2026-07-28.
+    pub async fn get_task(&self, id: &str, task_id: &str) -> Result<mcpd::tasks::DetailedTask, ClientError> {
+        let (connection, _) = self.addr(id)?;
+        connection.send(GetTask { task_id: task_id.to_owned() }).await.map_err(|_| ClientError::Closed)?
+    }
+
+    /// Asks the server to cancel a task (`tasks/cancel`: acknowledged at once; the task ends
+    /// `cancelled` unless it finished first).
+    ///
+    /// # Errors
+    /// As [`ClientManager::get_task`].
+    pub async fn cancel_task(&self, id: &str, task_id: &str) -> Result<(), ClientError> {
+        let (connection, _) = self.addr(id)?;
+        connection.send(CancelTask { task_id: task_id.to_owned() }).await.map_err(|_| ClientError::Closed)?
     }
 
     /// Any other request; its result.

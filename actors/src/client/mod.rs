@@ -12,10 +12,12 @@ mod listing;
 mod manager;
 pub mod oauth;
 mod stdio;
+mod task;
 pub(crate) mod tls;
 
 pub use connection::{
-    CallResult, CallTool, CallToolCancellable, ClientConnection, Invalidate, List, ListTools, Listable, SendRequest,
+    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
+    ListTools, Listable, SendRequest, StartToolCall,
 };
 pub use error::ClientError;
 pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};

@@ -81,6 +81,8 @@ pub(crate) struct AppState {
     pub counts: Arc<ActorCounts>,
     /// More fields for the status JSON (tool sets, remote servers), computed per request.
     pub extras: Option<StatusExtras>,
+    /// The tasks (the tasks extension), when enabled.
+    pub tasks: Option<crate::tasks::Tasks>,
 }
 
 /// A provider of extra status fields (an object merged into the status JSON).
@@ -160,6 +162,9 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         }
         if let Some(auth) = &state.auth {
             object.insert("oauth".into(), auth.status());
+        }
+        if let Some(tasks) = &state.tasks {
+            object.insert("tasks".into(), tasks.status());
         }
     }
     HttpResponse::Ok().json(status)

@@ -205,6 +205,7 @@ fn scope_for(
         peer: Some(Arc::new(peer)),
         catalog: None,
         access,
+        owner: None,
     }
 }
 

@@ -17,6 +17,7 @@ use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, Request};
 use mcpd::model::meta_keys;
 use mcpd::server::{HttpHeaders, Interest, Method, Scope};
+use mcpd::tasks::declares_tasks;
 use mcpd::version::Era;
 use serde_json::{json, Map, Value};
 
@@ -26,6 +27,7 @@ use super::AppState;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
 use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
+use crate::tasks::Tasks;
 use crate::tool_executor::execute;
 
 /// Notifications of one stateless request, written to its own response stream (bounded: ones
@@ -56,13 +58,21 @@ pub(super) async fn serve(
         }
     };
     if valid.method == Method::Listen {
+        let tasks = match task_listen(&request, &valid.client_capabilities, headers, state, access.as_deref()).await {
+            Ok(tasks) => tasks,
+            Err(error) => {
+                state.metrics.request(Method::Listen, Outcome::Error, Duration::ZERO);
+                return error_response(Some(&request.id), &error, Era::Stateless);
+            }
+        };
         state.metrics.request(Method::Listen, Outcome::Ok, Duration::ZERO);
         let queue = QueueLimits::from(&state.limits);
-        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge());
+        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge(), tasks);
     }
     let id = request.id.clone();
     let may_stream = valid.may_stream();
-    let scope = Scope { access, ..Scope::stateless(valid) };
+    let owner = task_owner(valid.method, &valid.client_capabilities, headers, state, access.as_deref());
+    let scope = Scope { access, owner, ..Scope::stateless(valid) };
     if !may_stream {
         // The hot path: nothing can be streamed, so nothing is set up for it.
         let outcome = execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await;
@@ -82,6 +92,67 @@ pub(super) async fn serve(
     respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open(queue, what, edge)))).await
 }
 
+/// The client identity a tasks-related request acts as: its OAuth subject, else the API key it
+/// presented (by position), else the shared anonymous identity (`None`). Only worked out for
+/// `tasks/*` and for calls that opted into tasks, so other requests pay nothing for it.
+fn task_owner(
+    method: Method,
+    capabilities: &Value,
+    headers: &HttpHeaders<'_>,
+    state: &AppState,
+    access: Option<&Access>,
+) -> Option<Arc<str>> {
+    state.tasks.as_ref()?;
+    let relevant =
+        method.is_tasks() || method == Method::Listen || (method == Method::ToolsCall && declares_tasks(capabilities));
+    if !relevant {
+        return None;
+    }
+    caller_identity(headers, state, access)
+}
+
+fn caller_identity(headers: &HttpHeaders<'_>, state: &AppState, access: Option<&Access>) -> Option<Arc<str>> {
+    if let Some(subject) = access.and_then(|a| a.granted.subject.as_deref()) {
+        return Some(Arc::from(format!("oauth:{subject}")));
+    }
+    let index = state.keys.identify(|name| headers.get(name))?;
+    Some(Arc::from(format!("key:{index}")))
+}
+
+/// The tasks a `subscriptions/listen` asks to hear about (`notifications.taskIds`): `-32021`
+/// when the request did not declare the extension; only the caller's own tasks are accepted.
+async fn task_listen(
+    request: &Request,
+    capabilities: &Value,
+    headers: &HttpHeaders<'_>,
+    state: &AppState,
+    access: Option<&Access>,
+) -> Result<Option<(Tasks, Vec<String>)>, mcpd::ProtocolError> {
+    let asked = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("notifications"))
+        .and_then(|n| n.get("taskIds"))
+        .and_then(Value::as_array);
+    let Some(asked) = asked else { return Ok(None) };
+    let Some(tasks) = state.tasks.clone() else { return Ok(None) };
+    if !declares_tasks(capabilities) {
+        return Err(mcpd::tasks::missing_extension());
+    }
+    let owner = caller_identity(headers, state, access);
+    let owner = owner.as_deref().unwrap_or(mcpd::server::ANONYMOUS_OWNER);
+    let mut accepted = Vec::new();
+    for id in asked.iter().filter_map(Value::as_str).take(MAX_LISTENED_TASKS) {
+        if !accepted.iter().any(|a| a == id) && tasks.owns(owner, id).await {
+            accepted.push(id.to_owned());
+        }
+    }
+    Ok(Some((tasks, accepted)))
+}
+
+/// Task ids one listen stream may follow.
+const MAX_LISTENED_TASKS: usize = 256;
+
 /// Removes a listen stream's catalog listener when its response is dropped.
 struct ListenGuard {
     catalog: Arc<LiveCatalog>,
@@ -100,7 +171,13 @@ impl Drop for ListenGuard {
 /// `subscriptions/listen`: acknowledge first (with the honoured filter), then forward matching
 /// catalog events, every one tagged with the subscription id (the listen request's id). A
 /// listener that does not read its events is cut off ([`crate::queue`]).
-fn listen(request: Request, catalog: Arc<LiveCatalog>, queue: QueueLimits, edge: &Arc<EdgeCounters>) -> HttpResponse {
+fn listen(
+    request: Request,
+    catalog: Arc<LiveCatalog>,
+    queue: QueueLimits,
+    edge: &Arc<EdgeCounters>,
+    tasks: Option<(Tasks, Vec<String>)>,
+) -> HttpResponse {
     let interest = Interest::listen(request.params.as_ref());
     let subscription = request.id.to_string();
     let what = format!("subscriptions/listen stream {subscription}");
@@ -113,24 +190,53 @@ fn listen(request: Request, catalog: Arc<LiveCatalog>, queue: QueueLimits, edge:
         |method: &str, params: &Value| sse::message(None, &jsonrpc::outgoing_message(None, method, Some(params)));
     let (tx, rx): (EventSender, _) = queue::events(queue, what, edge.clone());
     let mut ack = Map::new();
-    ack.insert("notifications".into(), interest.honoured());
+    let mut honoured = interest.honoured();
+    if let (Some((_, ids)), Some(object)) = (&tasks, honoured.as_object_mut()) {
+        object.insert("taskIds".into(), json!(ids));
+    }
+    ack.insert("notifications".into(), honoured);
     tx.push(event("notifications/subscriptions/acknowledged", &tag(Some(ack))));
+    let mut task_events = tasks.filter(|(_, ids)| !ids.is_empty()).map(|(tasks, ids)| (tasks.subscribe(), ids));
     let sender = tx.clone();
     interest.hold(&catalog);
     let held = interest.clone();
+    let catalog_tag = tag.clone();
     let listener = catalog.listen(move |change| {
         if let Some((method, params)) = interest.announcement(change) {
-            sender.push(event(method, &tag(params)));
+            sender.push(event(method, &catalog_tag(params)));
         }
     });
+    let task_tag = tag;
     actix_rt::spawn(async move {
         let started = Instant::now();
         loop {
+            let next_task = async {
+                match task_events.as_mut() {
+                    Some((events, _)) => events.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 () = actix_rt::time::sleep(sse::KEEP_ALIVE_INTERVAL) => {
                     if !tx.push(sse::keep_alive()) { break; }
                 }
                 () = tx.closed() => break,
+                changed = next_task => match changed {
+                    Ok(task) => {
+                        let followed = task_events.as_ref().is_some_and(|(_, ids)| ids.contains(&task.task.task_id));
+                        if followed {
+                            let params = match task.to_notification_params() {
+                                Value::Object(params) => Some(params),
+                                _ => None,
+                            };
+                            if !tx.push(event(mcpd::tasks::STATUS_NOTIFICATION, &task_tag(params))) { break; }
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        log::debug!("listen stream missed {missed} task status changes");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => task_events = None,
+                },
             }
         }
         log::debug!("listen stream closed after {:?}", started.elapsed());

@@ -9,6 +9,12 @@
 //! the reason; a remote's `notifications/tools/list_changed` refreshes its tools here (and so
 //! reaches this server's own clients).
 //!
+//! Tasks (2026-07-28): a remote that answers a call with a task is followed by the client
+//! (`tasks/get` until it ends; the gateway's caller sees a normal result), and exported tools
+//! declare `optional` task support, so that mcpd itself may answer a long call with a task of
+//! its own; cancelling that task drops the gateway's call, and dropping it sends `tasks/cancel`
+//! to the remote.
+//!
 //! A remote is untrusted: its listing follows the client's rules (entries that break them are
 //! skipped and shown in its health, the rest exported; a listing of the wrong shape, or past its
 //! bounds, marks it down and is retried), an exported name must itself be a valid tool name, and
@@ -23,6 +29,7 @@ use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
 use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, Implementation, Tool};
+use mcpd::tasks::TaskSupport;
 use serde_json::{json, Map, Value};
 
 use crate::client::oauth::CredentialStore;
@@ -76,7 +83,13 @@ pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
             document.resolve().map_err(|e| format!("server {name}: {e}"))?;
         }
         let (timeout_secs, list_limits) = (file.timeout_seconds(&name), file.list_limits(&name));
-        records.push(ServerRecord { timeout_secs, list_limits, ..ServerRecord::with_server(name, server) });
+        let task_wait_secs = file.task_wait_seconds(&name);
+        records.push(ServerRecord {
+            timeout_secs,
+            list_limits,
+            task_wait_secs,
+            ..ServerRecord::with_server(name, server)
+        });
     }
     Ok(records)
 }
@@ -384,9 +397,13 @@ fn shown(name: &str) -> String {
     }
 }
 
-/// A remote tool as this server exports it.
+/// A remote tool as this server exports it. Its task support is this server's own, not the
+/// remote's: `optional` — mcpd answers a short call at once and makes a long one a task of its
+/// own for clients that take tasks (the remote's task, if it makes one, is followed by mcpd's
+/// client meanwhile). A remote `required` is therefore no burden on mcpd's clients, and
+/// cancelling mcpd's task drops the call, which cancels the remote's.
 fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
-    let mut exported = tool.clone();
+    let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
     exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
     let description = tool.description.as_deref().unwrap_or("");
     exported.description = Some(format!("[{server}] {description}").trim_end().to_owned());
@@ -396,6 +413,21 @@ fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exported_tools_are_optional_tasks_of_this_server_whatever_the_remote_declares() {
+        let plain = Tool::new("build", "Builds.", json!({"type": "object"}));
+        for remote in [
+            plain.clone(),
+            plain.clone().with_task_support(TaskSupport::Required),
+            plain.clone().with_task_support(TaskSupport::Forbidden),
+        ] {
+            let exported = export(&remote, "ci", "CI");
+            assert_eq!(exported.name, "ci__build");
+            assert_eq!(exported.description.as_deref(), Some("[CI] Builds."));
+            assert_eq!(exported.task_support(), TaskSupport::Optional, "{remote:?}");
+        }
+    }
 
     #[test]
     fn prefixes_are_sanitized_and_unique() {

@@ -27,6 +27,7 @@ fn link(url: String, sse: bool, pin: Option<ProtocolVersion>) -> LinkConfig {
         timeout: Duration::from_secs(10),
         command: None,
         list_limits: Default::default(),
+        task_wait: mcpd::client::task::DEFAULT_TASK_WAIT,
         oauth: None,
     }
 }

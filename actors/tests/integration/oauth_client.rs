@@ -187,6 +187,7 @@ fn connect(url: String, oauth: OAuthConfig) -> Addr<ClientConnection> {
         timeout: Duration::from_secs(10),
         command: None,
         list_limits: Default::default(),
+        task_wait: mcpd::client::task::DEFAULT_TASK_WAIT,
         oauth: Some(oauth),
     };
     ClientConnection::new(

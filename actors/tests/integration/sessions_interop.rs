@@ -251,9 +251,18 @@ fn metrics_parse_with_the_reference_parsers() {
     assert_samples("mcpd_actors_live", actors, "mcpd_actors_live", &["kind"]);
     assert_eq!(
         label_values(actors, "kind"),
-        ["client_connection", "listener", "session", "supervisor", "tool_executor"],
+        ["client_connection", "listener", "session", "supervisor", "task_runner", "tool_executor"],
         "{summary}"
     );
+    let tasks = family(&summary, "mcpd_tasks", "gauge");
+    assert_samples("mcpd_tasks", tasks, "mcpd_tasks", &["status"]);
+    assert_eq!(
+        label_values(tasks, "status"),
+        ["cancelled", "completed", "failed", "input_required", "working"],
+        "{summary}"
+    );
+    let created = family(&summary, "mcpd_tasks_created", "counter");
+    assert_samples("mcpd_tasks_created", created, "mcpd_tasks_created_total", &[]);
 
     let messages = family(&summary, "mcpd_actor_messages", "counter");
     assert_samples("mcpd_actor_messages", messages, "mcpd_actor_messages_total", &["kind"]);

@@ -176,6 +176,16 @@ impl ServersFile {
         super::timeout_seconds(node.and_then(|node| node.get("timeout")).and_then(Value::as_i64))
     }
 
+    /// An entry's `taskWaitSeconds`: how long a call waits for a task the server made of it,
+    /// clamped by [`task_wait_seconds`](crate::client::task::task_wait_seconds) (absent, not an
+    /// integer, or no such entry: the default, an hour).
+    pub fn task_wait_seconds(&self, name: &str) -> u64 {
+        let node = self.nodes().find(|(k, _)| k.as_str() == name).map(|(_, node)| node);
+        crate::client::task::task_wait_seconds(
+            node.and_then(|node| node.get("taskWaitSeconds")).and_then(Value::as_i64),
+        )
+    }
+
     /// An entry's listing bounds: `maxListPages` and `maxListItems`, integers clamped by
     /// [`ListLimits::new`] (absent, not an integer, or no such entry: the defaults, 100 pages
     /// and 10,000 entries).
@@ -414,5 +424,18 @@ mod tests {
         assert_eq!(file.list_limits("zero"), ListLimits { max_pages: 1, max_items: 1 });
         assert_eq!(file.list_limits("text"), ListLimits::default());
         assert_eq!(file.list_limits("missing"), ListLimits::default());
+    }
+
+    #[test]
+    fn entry_task_waits_default_to_an_hour_and_clamp() {
+        let file = ServersFile::from_value(json!({"mcpServers": {
+            "set": {"url": "https://a/", "taskWaitSeconds": 120},
+            "zero": {"command": "x", "taskWaitSeconds": 0},
+            "huge": {"url": "https://a/", "taskWaitSeconds": 10_000_000},
+            "text": {"url": "https://a/", "taskWaitSeconds": "120"}
+        }}))
+        .unwrap();
+        let waits = ["set", "zero", "huge", "text", "missing"].map(|n| file.task_wait_seconds(n));
+        assert_eq!(waits, [120, 1, 86_400, 3600, 3600]);
     }
 }

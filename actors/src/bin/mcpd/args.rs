@@ -1,4 +1,5 @@
-//! The command line of `mcpd`: `serve` (the default), the client commands `tools` and `call`,
+//! The command line of `mcpd`: `serve` (the default), the client commands `tools`, `call` and
+//! `task`,
 //! and `login` / `logout` (OAuth credentials for remotes),
 //! parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
 //! a configuration.
@@ -26,8 +27,11 @@ pub(crate) enum Command {
     Serve(Box<ServeArgs>),
     /// List a remote MCP server's tools.
     Tools(crate::client::ToolsArgs),
-    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error).
+    /// Call a tool of a remote MCP server (exit 1 when the tool reports an error); a task the
+    /// server makes of the call is waited for.
     Call(crate::client::CallArgs),
+    /// Read or cancel a task of a remote MCP server (the tasks extension, 2026-07-28).
+    Task(crate::client::TaskArgs),
     /// Log in to a remote MCP server that needs OAuth (opens a browser; stores the credentials).
     Login(crate::login::LoginArgs),
     /// Forget the stored OAuth credentials of a remote MCP server.
@@ -192,6 +196,24 @@ pub(crate) struct ServeArgs {
     /// Most subscribed project files watched at once (default 256).
     #[arg(long = "max-watched-resources", value_name = "N")]
     pub(crate) max_watched_resources: Option<usize>,
+    /// Do not offer the tasks extension (every call answers synchronously; tasks/* is -32601).
+    #[arg(long)]
+    pub(crate) no_tasks: bool,
+    /// How long a task and its result are kept, from creation, in ms; 0 = unlimited (default 300000).
+    #[arg(long = "task-ttl", value_name = "MS")]
+    pub(crate) task_ttl: Option<u64>,
+    /// The poll interval suggested to clients, in ms (default 1000).
+    #[arg(long = "task-poll-interval", value_name = "MS")]
+    pub(crate) task_poll_interval: Option<u64>,
+    /// How long a call of a task-optional tool runs before it becomes a task, in ms (default 1000).
+    #[arg(long = "task-after", value_name = "MS")]
+    pub(crate) task_after: Option<u64>,
+    /// Most tasks held at once (default 1000).
+    #[arg(long = "max-tasks", value_name = "N")]
+    pub(crate) max_tasks: Option<usize>,
+    /// Most tasks held at once per client identity (default 100).
+    #[arg(long = "max-tasks-per-client", value_name = "N")]
+    pub(crate) max_tasks_per_client: Option<usize>,
     /// File where the listener's {host, port, enabled} settings persist.
     #[arg(long)]
     pub(crate) settings: Option<PathBuf>,

@@ -1,24 +1,33 @@
-//! `mcpd tools` and `mcpd call`: the client runtime from the command line.
+//! `mcpd tools`, `mcpd call` and `mcpd task`: the client runtime from the command line.
+//!
+//! A call the server makes a task of (2026-07-28, the tasks extension) is waited for (at most
+//! `--task-wait`) and prints what a synchronous call would; on a terminal, the task's status
+//! shows on stderr as it changes. `--no-wait` prints the task instead; `mcpd task get|cancel`
+//! read or cancel it by id. Ctrl-C while `mcpd call` waits cancels the task (`tasks/cancel`)
+//! and exits 130.
 //!
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
-//! configuration failure (with a one-line reason on stderr) — among them a server that needs
+//! configuration failure (with a one-line reason on stderr), 130 a call interrupted by Ctrl-C — among them a server that needs
 //! an OAuth login only a person can give: `… needs authorization: run: mcpd login URL`.
 //!
 //! Both use the credentials file (`--credentials FILE`, default under the user's config
 //! directory) for servers that answer `401`: its tokens are used and refreshed, nobody is
 //! asked to log in. A server given an `Authorization` header is left to that header.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use clap::Args;
-use mcpd::client::config::{ConfigDocument, ServerEntry, ServersFile};
+use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, ServersFile};
 use mcpd::client::list::{ListLimits, Listing, DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAGES};
+use mcpd::client::task::{task_wait_seconds, DEFAULT_TASK_WAIT_SECONDS};
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
 use mcpd_actors::client::oauth::{AuthError, FileStore};
-use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, ServerRecord};
+use mcpd_actors::client::{CallOutcome, ClientError, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
 
 /// Which server to talk to, and how.
@@ -78,6 +87,42 @@ pub(crate) struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(long, default_value = "{}")]
     pub(crate) args: String,
+    /// When the server makes a task of the call, print the task (JSON, with its taskId) instead
+    /// of waiting for it; see mcpd task.
+    #[arg(long)]
+    pub(crate) no_wait: bool,
+    /// Longest wait for a task the server makes of the call, in seconds (1–86400); past it the
+    /// task is cancelled and the call fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TASK_WAIT_SECONDS)]
+    pub(crate) task_wait: u64,
+    /// Where and how to connect.
+    #[command(flatten)]
+    pub(crate) target: Target,
+}
+
+/// `mcpd task`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TaskArgs {
+    /// What to do with the task.
+    #[command(subcommand)]
+    pub(crate) action: TaskAction,
+}
+
+/// `mcpd task get` / `mcpd task cancel`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub(crate) enum TaskAction {
+    /// Print a task's state as JSON (status, and its result, error or input requests).
+    Get(TaskTarget),
+    /// Ask the server to cancel a task.
+    Cancel(TaskTarget),
+}
+
+/// The task a `mcpd task` command is about.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TaskTarget {
+    /// `<URL> <TASK_ID>`, or `<TASK_ID>` with --config.
+    #[arg(num_args = 1..=2, required = true)]
+    pub(crate) positional: Vec<String>,
     /// Where and how to connect.
     #[command(flatten)]
     pub(crate) target: Target,
@@ -91,6 +136,9 @@ pub(crate) struct Failure {
     /// What went wrong.
     pub(crate) message: String,
 }
+
+/// The exit code of a call interrupted with Ctrl-C (SIGINT), as shells report one.
+const INTERRUPTED: u8 = 130;
 
 /// A failure with exit code 2.
 pub(crate) fn failure(message: impl Into<String>) -> Failure {
@@ -164,14 +212,59 @@ fn with_overrides(document: ConfigDocument, target: &Target) -> Result<ConfigDoc
 /// The manager of a client command, with the credentials file (when there is a place for
 /// one; without `HOME` and `--credentials`, `401`s are plain errors).
 fn manager(target: &Target) -> ClientManager {
+    manager_with(target, ClientHandlers::default())
+}
+
+/// The task a call became, as the client last heard of it (for Ctrl-C to cancel it).
+type LastTask = Arc<Mutex<Option<String>>>;
+
+/// [`manager`] whose client remembers the task a call becomes and, when stderr is a terminal,
+/// shows its status there as it changes.
+fn task_manager(target: &Target) -> (ClientManager, LastTask) {
+    let last: LastTask = Arc::new(Mutex::new(None));
+    let remembered = last.clone();
+    let terminal = std::io::stderr().is_terminal();
+    let hook = move |_server: &str, method: &str, params: &Value| {
+        if method != mcpd::tasks::STATUS_NOTIFICATION {
+            return;
+        }
+        if let Some(id) = params.get("taskId").and_then(Value::as_str) {
+            *remembered.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
+        }
+        if terminal {
+            show_task_progress(params);
+        }
+    };
+    let handlers = ClientHandlers { notifications: Some(Arc::new(hook)), ..ClientHandlers::default() };
+    (manager_with(target, handlers), last)
+}
+
+fn manager_with(target: &Target, handlers: ClientHandlers) -> ClientManager {
     let manager = ClientManager::new(
-        ClientHandlers::default(),
+        handlers,
         Implementation::new("mcpd", env!("CARGO_PKG_VERSION")),
         Arc::new(ActorCounts::new()),
     );
     match crate::login::credentials_path(target.credentials.clone()) {
         Ok(path) => manager.with_credentials(Arc::new(FileStore::new(path))),
         Err(_) => manager,
+    }
+}
+
+/// Shows a task's status on stderr (`mcpd: task ID: working: 40% done`), for a person at a
+/// terminal; the server's text without control characters.
+#[allow(clippy::print_stderr)] // progress for the person at the terminal is the point
+fn show_task_progress(params: &Value) {
+    let field = |name: &str| -> String {
+        let text = params.get(name).and_then(Value::as_str).unwrap_or_default();
+        text.chars().filter(|c| !c.is_control()).take(200).collect()
+    };
+    let (id, status, message) = (field("taskId"), field("status"), field("statusMessage"));
+    let status = status.replace('_', " ");
+    if message.is_empty() {
+        eprintln!("mcpd: task {id}: {status}");
+    } else {
+        eprintln!("mcpd: task {id}: {status}: {message}");
     }
 }
 
@@ -258,12 +351,41 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
         Ok(_) => return Err(failure("--args must be a JSON object")),
         Err(e) => return Err(failure(format!("--args is not JSON: {e}"))),
     };
-    let record = record(url.as_deref(), &args.target)?;
-    let manager = manager(&args.target);
+    let clamp = |n: u64| Some(i64::try_from(n).unwrap_or(i64::MAX));
+    let task_wait_secs = task_wait_seconds(clamp(args.task_wait));
+    let record = ServerRecord { task_wait_secs, ..record(url.as_deref(), &args.target)? };
+    let timeout = Duration::from_secs(timeout_seconds(Some(i64::try_from(record.timeout_secs).unwrap_or(i64::MAX))));
+    let (manager, last_task) = task_manager(&args.target);
     manager.upsert(record);
-    let outcome = manager.call_tool("cli", &tool, arguments).await;
+    let call = async {
+        if args.no_wait {
+            manager.start_tool_call("cli", &tool, arguments).await
+        } else {
+            manager.call_tool("cli", &tool, arguments).await.map(CallOutcome::Result)
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = actix_rt::signal::ctrl_c() => {
+            // Interrupted: a task the call became is not left running.
+            let task = last_task.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let message = match task {
+                None => "interrupted".to_owned(),
+                Some(id) => match actix_rt::time::timeout(timeout, manager.cancel_task("cli", &id)).await {
+                    Ok(Ok(())) => format!("interrupted; task {id} cancelled"),
+                    Ok(Err(e)) => format!("interrupted; could not cancel task {id}: {e}"),
+                    Err(_) => format!("interrupted; could not cancel task {id} within {} s", timeout.as_secs()),
+                },
+            };
+            manager.close().await;
+            return Err(Failure { code: INTERRUPTED, message });
+        }
+    };
     manager.close().await;
-    let result = outcome.map_err(client_failure)?;
+    let result = match outcome.map_err(client_failure)? {
+        CallOutcome::Result(result) => result,
+        CallOutcome::Task(created) => return Ok((serde_json::to_string_pretty(&created).unwrap_or_default(), false)),
+    };
     if args.target.json {
         return Ok((serde_json::to_string_pretty(&result.raw).unwrap_or_default(), result.is_error));
     }
@@ -274,6 +396,38 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
         }
     }
     Ok((lines.join("\n"), result.is_error))
+}
+
+/// Runs `mcpd task get` (the task as JSON) or `mcpd task cancel` (one line: the request was
+/// acknowledged).
+///
+/// # Errors
+/// A [`Failure`] with exit code 2 (a task the server does not know: its `-32602` error).
+pub(crate) async fn task(args: TaskArgs) -> Result<String, Failure> {
+    let (cancel, what) = match args.action {
+        TaskAction::Get(what) => (false, what),
+        TaskAction::Cancel(what) => (true, what),
+    };
+    let (url, task_id) = match (what.target.config.is_some(), what.positional.as_slice()) {
+        (true, [id]) => (None, id.clone()),
+        (false, [url, id]) => (Some(url.clone()), id.clone()),
+        (true, _) => return Err(failure("with --config, give only the task's id")),
+        (false, _) => return Err(failure("give the server's URL and the task's id")),
+    };
+    let record = record(url.as_deref(), &what.target)?;
+    let manager = manager(&what.target);
+    manager.upsert(record);
+    let outcome = if cancel {
+        manager.cancel_task("cli", &task_id).await.map(|()| None)
+    } else {
+        manager.get_task("cli", &task_id).await.map(Some)
+    };
+    manager.close().await;
+    match outcome.map_err(client_failure)? {
+        Some(task) => Ok(serde_json::to_string_pretty(&task).unwrap_or_default()),
+        None if what.target.json => Ok(json!({"taskId": task_id, "cancelRequested": true}).to_string()),
+        None => Ok(format!("task {task_id}: cancellation requested")),
+    }
 }
 
 fn describe(block: &ContentBlock) -> String {

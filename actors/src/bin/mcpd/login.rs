@@ -164,6 +164,7 @@ pub(crate) async fn login(args: LoginArgs) -> Result<String, Failure> {
         timeout: wait + Duration::from_secs(30),
         command: None,
         list_limits: Default::default(),
+        task_wait: mcpd::client::task::DEFAULT_TASK_WAIT,
         oauth: Some(oauth),
     };
     let connection = ClientConnection::new(

@@ -1,5 +1,5 @@
 //! The `mcpd` command: serve MCP over stdio (the default) or HTTP (`-p PORT`), or talk to a
-//! remote server (`mcpd tools`, `mcpd call`, `mcpd login`, `mcpd logout`).
+//! remote server (`mcpd tools`, `mcpd call`, `mcpd task`, `mcpd login`, `mcpd logout`).
 //!
 //! Only this binary reads the environment and the command line: [`args`] parses it,
 //! [`settings`] resolves flags, properties and environment into a typed configuration,
@@ -38,7 +38,8 @@ impl Fatal {
 
 fn main() -> ExitCode {
     // Client commands print results on stdout; keep their stderr to errors unless asked.
-    let client = std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "login" | "logout"));
+    let client =
+        std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "task" | "login" | "logout"));
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if client { "error" } else { "info" }))
         .target(env_logger::Target::Stderr)
         .init();
@@ -53,6 +54,9 @@ fn main() -> ExitCode {
             return client_command(|| async { crate::client::tools(args).await.map(|out| (out, false)) })
         }
         Some(Command::Call(args)) => return client_command(|| crate::client::call(args)),
+        Some(Command::Task(args)) => {
+            return client_command(|| async { crate::client::task(args).await.map(|out| (out, false)) })
+        }
         Some(Command::Login(args)) => {
             return client_command(|| async { crate::login::login(args).await.map(|out| (out, false)) })
         }

@@ -12,6 +12,7 @@ use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::catalog::LiveCatalog;
 use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
+use mcpd::server::TaskOptions;
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, Declarations};
@@ -161,6 +162,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     if let Some(size) = pick::<usize>(None, &props, "pageSize")? {
         options.page_size = size.max(1);
     }
+    options.tasks = task_options(args, &props)?;
     let live = Arc::new(LiveCatalog::new(tools.catalog));
     resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
@@ -230,6 +232,31 @@ fn prompt_options(
         warnings.push(warning);
     }
     Ok(PromptSetOptions { declared, options, filter })
+}
+
+/// The tasks extension's settings: `--no-tasks` / `tasks.enabled`, `--task-ttl` / `tasks.ttlMs`
+/// (0: unlimited), `--task-poll-interval` / `tasks.pollIntervalMs`, `--task-after` /
+/// `tasks.afterMs`, `--max-tasks` / `tasks.max`, `--max-tasks-per-client` / `tasks.maxPerClient`.
+fn task_options(args: &ServeArgs, props: &Properties) -> Result<TaskOptions, Fatal> {
+    let mut tasks = TaskOptions::default();
+    let enabled: Option<bool> = pick(None, props, "tasks.enabled")?;
+    tasks.enabled = !args.no_tasks && enabled.unwrap_or(true);
+    if let Some(ttl) = pick(args.task_ttl, props, "tasks.ttlMs")? {
+        tasks.ttl_ms = (ttl > 0).then_some(ttl);
+    }
+    if let Some(poll) = pick(args.task_poll_interval, props, "tasks.pollIntervalMs")? {
+        tasks.poll_interval_ms = poll.max(1);
+    }
+    if let Some(after) = pick(args.task_after, props, "tasks.afterMs")? {
+        tasks.task_after_ms = after;
+    }
+    if let Some(max) = pick(args.max_tasks, props, "tasks.max")? {
+        tasks.max_tasks = max;
+    }
+    if let Some(max) = pick(args.max_tasks_per_client, props, "tasks.maxPerClient")? {
+        tasks.max_per_client = max;
+    }
+    Ok(tasks)
 }
 
 /// The resources: project files (unless `--no-file-resources` / `fileResources=false`) and the

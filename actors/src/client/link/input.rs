@@ -2,7 +2,9 @@
 //! `Mcp-Name`, `Mcp-Param-*` from the tool's `x-mcp-header` parameters), over HTTP or to a
 //! stdio child. A result of type `input_required` (MRTR) is completed with the client's
 //! handlers and the request sent again with a new id, the answers and the server's
-//! `requestState` byte for byte, for up to [`MAX_INPUT_ROUNDS`] rounds.
+//! `requestState` byte for byte, for up to [`MAX_INPUT_ROUNDS`] rounds. `tools/call` and
+//! `tasks/*` declare the tasks extension in their client capabilities; a task (`resultType:
+//! "task"`) answering any other request is a protocol error.
 
 use mcpd::client::request::routing_headers;
 use mcpd::version::ProtocolVersion;
@@ -30,8 +32,8 @@ impl Link {
             headers::routing(routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?)?;
         headers.push(headers::version(ProtocolVersion::STATELESS));
         let id = self.next_id();
-        let body =
-            self.stateless_meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
+        let body = meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
         self.exchange(&id, body, headers).await
     }
 
@@ -53,8 +55,16 @@ impl Link {
                 extra.push(("requestState", state));
             }
             let mut result = self.stateless_call(method, params, &extra).await?;
-            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                return Ok(result);
+            match result.get("resultType").and_then(Value::as_str) {
+                Some("input_required") => {}
+                // Only a tools/call may become a task (the caller follows it); a task answering
+                // anything else is an invalid response (the tasks extension).
+                Some("task") if method != "tools/call" => {
+                    return Err(ClientError::Protocol(format!(
+                        "the server answered {method} with a task, which only tools/call may be"
+                    )))
+                }
+                _ => return Ok(result),
             }
             let mut answers = Map::new();
             if let Some(requests) = result.get("inputRequests").and_then(Value::as_object) {

@@ -44,10 +44,12 @@ use mcpd::client::list::ListLimits;
 use mcpd::client::request::add_stateless_meta;
 use mcpd::jsonrpc::RequestId;
 use mcpd::model::Implementation;
+use mcpd::tasks::TASKS_EXTENSION;
 use mcpd::version::ProtocolVersion;
 use serde_json::{Map, Value};
 
 pub(crate) use outcome::outcome;
+pub(crate) use request::CancelSignal;
 
 use super::handlers::ClientHandlers;
 use body::StatelessMeta;
@@ -79,6 +81,10 @@ pub struct LinkConfig {
     pub list_limits: ListLimits,
     /// Answer `401` / `403 insufficient_scope` with OAuth (none: such answers are errors).
     pub oauth: Option<super::oauth::OAuthConfig>,
+    /// How long a tool call waits for a task the server made of it (2026-07-28, the tasks
+    /// extension): past it the task is cancelled (`tasks/cancel`) and the call fails. Each
+    /// poll is a request of its own, under `timeout`.
+    pub task_wait: Duration,
 }
 
 /// The wire a link negotiated.
@@ -106,6 +112,10 @@ pub(crate) struct Link {
     /// The `_meta` of every stateless request (version, client info, capabilities), serialized
     /// once.
     stateless_meta: StatelessMeta,
+    /// The same with the tasks extension declared among the capabilities: the `_meta` of
+    /// `tools/call` (the one request a server may answer with a task, which the connection
+    /// then waits for) and of `tasks/*` (which need the declaration).
+    task_meta: StatelessMeta,
     /// The id of the next request (ids are never reused on a link).
     next_id: Cell<i64>,
     /// The wire: negotiated, being negotiated, or not yet. Borrowed only briefly, never across
@@ -138,12 +148,9 @@ impl Link {
             builder = builder.add_default_header((name.as_str(), value.as_str()));
         }
         let http = builder.finish();
-        let mut stateless_meta = Map::new();
-        add_stateless_meta(&mut stateless_meta, &client_info, &handlers.capabilities());
-        let stateless_meta = match stateless_meta.remove("_meta") {
-            Some(Value::Object(meta)) => StatelessMeta::new(&meta),
-            _ => StatelessMeta::new(&Map::new()),
-        };
+        let capabilities = handlers.capabilities();
+        let task_meta = StatelessMeta::new(&meta_members(&client_info, &with_tasks_extension(capabilities.clone())));
+        let stateless_meta = StatelessMeta::new(&meta_members(&client_info, &capabilities));
         let auth = match (&cfg.oauth, &cfg.command) {
             (Some(oauth), None) => {
                 Some(super::oauth::authorizer::Authorizer::new(cfg.url.clone(), oauth.clone(), cfg.timeout))
@@ -157,6 +164,7 @@ impl Link {
             handlers,
             client_info,
             stateless_meta,
+            task_meta,
             next_id: Cell::new(1),
             wire: RefCell::new(Wire::Idle),
             connecting: RefCell::new(None),
@@ -173,9 +181,42 @@ impl Link {
         &self.cfg
     }
 
+    /// How the client answers what the server asks of it.
+    pub(crate) fn handlers(&self) -> &ClientHandlers {
+        &self.handlers
+    }
+
     fn next_id(&self) -> RequestId {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         RequestId::Number(id)
     }
+}
+
+/// The `_meta` members of a stateless request: revision, client info, `capabilities`.
+fn meta_members(client_info: &Implementation, capabilities: &Value) -> Map<String, Value> {
+    let mut params = Map::new();
+    add_stateless_meta(&mut params, client_info, capabilities);
+    match params.remove("_meta") {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
+    }
+}
+
+/// `capabilities` with `extensions["io.modelcontextprotocol/tasks"]: {}` (the client can take a
+/// `CreateTaskResult` and follow the task).
+fn with_tasks_extension(mut capabilities: Value) -> Value {
+    if let Value::Object(caps) = &mut capabilities {
+        let extensions = caps.entry("extensions").or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(TASKS_EXTENSION.into(), Value::Object(Map::new()));
+        }
+    }
+    capabilities
+}
+
+/// Whether a request declares the tasks extension: `tools/call` (a server may answer it with a
+/// task) and the extension's own `tasks/*` methods.
+fn declares_tasks(method: &str) -> bool {
+    method == "tools/call" || method.starts_with("tasks/")
 }

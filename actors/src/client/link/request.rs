@@ -6,7 +6,6 @@
 
 use std::rc::Rc;
 
-use futures_util::FutureExt;
 use mcpd::jsonrpc;
 use mcpd::version::ProtocolVersion;
 use serde_json::{json, Map, Value};
@@ -20,8 +19,8 @@ use crate::client::error::ClientError;
 use crate::panics::{self, Site};
 
 /// Fires (or its sender is dropped) when the caller gives up; shared by the two attempts of a
-/// request that re-initializes.
-type CancelSignal = futures_util::future::Shared<oneshot::Receiver<()>>;
+/// request that re-initializes, and by a tool call and the task it may become.
+pub(crate) type CancelSignal = futures_util::future::Shared<oneshot::Receiver<()>>;
 
 impl Link {
     /// Sends one request on the negotiated wire and returns its result. On the stateless wire,
@@ -43,9 +42,8 @@ impl Link {
         self: &Rc<Self>,
         method: &str,
         params: Map<String, Value>,
-        cancel: Option<oneshot::Receiver<()>>,
+        cancel: Option<CancelSignal>,
     ) -> Result<Value, ClientError> {
-        let cancel = cancel.map(FutureExt::shared);
         match self.request_once(method, &params, cancel.clone()).await {
             // The server forgot the session (restart, expiry): start a new one and try once more.
             // A 404 means the request was not processed, so repeating it is safe.

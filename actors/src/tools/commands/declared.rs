@@ -69,6 +69,11 @@ pub struct DeclaredTool {
     /// ignored otherwise), besides the ones every request needs.
     #[serde(default, alias = "required_scopes")]
     pub required_scopes: Vec<String>,
+    /// Whether a call may become a task (the tasks extension, 2026-07-28): `"forbidden"` (the
+    /// default), `"optional"` (a call still running after `--task-after` becomes one, for
+    /// clients that opted in) or `"required"` (always one; other clients get `-32021`).
+    #[serde(default, alias = "task_support")]
+    pub task_support: Option<mcpd::tasks::TaskSupport>,
 }
 
 /// A piece of an argv template element.

@@ -213,6 +213,8 @@ fn run_command_definition(options: &CommandOptions) -> Tool {
     )
     .with_title("Run a command")
     .with_output_schema(output_schema())
+    // A long build or test run becomes a task for clients that opted into tasks.
+    .with_task_support(mcpd::tasks::TaskSupport::Optional)
     .with_annotations(ToolAnnotations {
         title: None,
         read_only_hint: Some(false),
@@ -273,6 +275,9 @@ fn declared_definition(tool: &DeclaredTool) -> Tool {
         }));
     if let Some(title) = &tool.title {
         definition = definition.with_title(title.clone());
+    }
+    if let Some(support) = tool.task_support {
+        definition = definition.with_task_support(support);
     }
     definition
 }
