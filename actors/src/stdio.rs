@@ -168,6 +168,13 @@ where
         let _ = output.flush().await;
     });
     let edge = metrics.edge().clone();
+    // Tasks over stdio (2026-07-28 messages that opt in): this serve's own runtime, unless the
+    // server already has one (an embedder that also runs `Mcpd`). Stopped with the stream.
+    let own_tasks = (server.options().tasks.enabled && !server.has_task_service()).then(|| {
+        let tasks = crate::tasks::Tasks::start(server.options().tasks, counts.clone());
+        server.install_tasks(Arc::new(tasks.clone()));
+        tasks
+    });
     let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
     let interest = Arc::new(Mutex::new(Interest::every_list()));
     let mut connection = Connection {
@@ -213,6 +220,9 @@ where
     server.live_catalog().unlisten(listener);
     connection.interest.lock().unwrap_or_else(PoisonError::into_inner).release(server.live_catalog());
     executor.do_send(StopExecutor);
+    if let Some(tasks) = own_tasks {
+        tasks.stop();
+    }
     drop(connection);
     drop(out);
     let _ = writer.await;

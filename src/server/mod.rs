@@ -131,6 +131,12 @@ impl McpServer {
         }
     }
 
+    /// Whether a task service is installed (a transport that serves on its own, like stdio,
+    /// installs one when none is).
+    pub fn has_task_service(&self) -> bool {
+        self.tasks.get().is_some()
+    }
+
     /// The installed task service.
     pub(crate) fn task_service(&self) -> Option<&Arc<dyn TaskService>> {
         self.tasks.get()

@@ -149,7 +149,9 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Marks a task `cancelled`: the new state, or `None` when it had already ended.
     fn cancel(&self, owner: &str, task_id: &str) -> BoxFuture<Result<Option<DetailedTask>, TaskLookupError>>;
 
-    /// Removes the tasks whose time to live is over; their ids.
+    /// Removes the tasks whose time to live is over; the ids of every task that expired since
+    /// the last call (including those a lookup or a creation already removed), so the runtime
+    /// can stop their work.
     fn expire(&self) -> BoxFuture<Vec<String>>;
 
     /// The counts.
@@ -186,9 +188,32 @@ struct Inner {
     per_owner: HashMap<String, usize>,
     created: u64,
     expired: u64,
+    /// Expired tasks removed on the way (a lookup, a creation) that [`TaskStore::expire`] has
+    /// not reported yet: the runtime must still hear of them to stop their work.
+    evicted: Vec<String>,
 }
 
 impl Inner {
+    /// Removes every task expired at `now`, counting each, and notes it for the next sweep.
+    fn remove_expired(&mut self, now: u64) {
+        let expired: Vec<String> = self
+            .tasks
+            .iter()
+            .filter(|(_, e)| e.expires_at.is_some_and(|at| now >= at))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.evict(id);
+        }
+    }
+
+    fn evict(&mut self, task_id: String) {
+        if self.remove(&task_id).is_some() {
+            self.expired += 1;
+            self.evicted.push(task_id);
+        }
+    }
+
     fn remove(&mut self, task_id: &str) -> Option<Entry> {
         let entry = self.tasks.remove(task_id)?;
         if let Some(count) = self.per_owner.get_mut(&entry.owner) {
@@ -207,8 +232,7 @@ impl Inner {
             return Err(TaskLookupError::NotFound);
         }
         if entry.expires_at.is_some_and(|at| now >= at) {
-            self.remove(task_id);
-            self.expired += 1;
+            self.evict(task_id.to_owned());
             return Err(TaskLookupError::Expired);
         }
         self.tasks.get_mut(task_id).ok_or(TaskLookupError::NotFound)
@@ -252,16 +276,7 @@ impl MemoryTaskStore {
         let now = (self.clock)();
         let mut inner = self.lock();
         // Expired tasks do not hold a place.
-        let expired: Vec<String> = inner
-            .tasks
-            .iter()
-            .filter(|(_, e)| e.expires_at.is_some_and(|at| now >= at))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in expired {
-            inner.remove(&id);
-            inner.expired += 1;
-        }
+        inner.remove_expired(now);
         if inner.tasks.len() >= self.limits.max_tasks {
             return Err(TaskCreateError::ServerFull { limit: self.limits.max_tasks });
         }
@@ -343,16 +358,8 @@ impl MemoryTaskStore {
     fn expire_now(&self) -> Vec<String> {
         let now = (self.clock)();
         let mut inner = self.lock();
-        let expired: Vec<String> = inner
-            .tasks
-            .iter()
-            .filter(|(_, e)| e.expires_at.is_some_and(|at| now >= at))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in &expired {
-            inner.remove(id);
-            inner.expired += 1;
-        }
+        inner.remove_expired(now);
+        let expired = std::mem::take(&mut inner.evicted);
         if inner.tasks.is_empty() {
             // Give the maps' memory back once nothing is held.
             inner.tasks.shrink_to_fit();

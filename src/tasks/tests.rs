@@ -252,10 +252,25 @@ fn tasks_live_their_whole_ttl_then_expire_and_free_their_place() {
     assert_eq!(now(store.get("a", &task.task_id)), Err(TaskLookupError::NotFound), "then it is gone");
     let second = now(store.create("a", Some(1_000), None)).unwrap();
     clock.fetch_add(1_000, Ordering::SeqCst);
-    assert_eq!(now(store.expire()), vec![second.task_id.clone()]);
+    assert_eq!(
+        now(store.expire()),
+        vec![task.task_id.clone(), second.task_id.clone()],
+        "the sweep reports the task a lookup removed too: its work must be stopped"
+    );
+    assert!(now(store.expire()).is_empty(), "each expiry is reported once");
     let counts = now(store.counts());
     assert_eq!((counts.held(), counts.created, counts.expired), (0, 2, 2));
     now(store.create("a", None, None)).expect("expired tasks free their place");
+}
+
+#[test]
+fn a_task_a_creation_removed_as_expired_is_still_reported_to_the_sweep() {
+    let (store, clock) = store(StoreLimits { max_tasks: 1, max_per_owner: 1 });
+    let old = now(store.create("a", Some(1_000), None)).unwrap();
+    clock.fetch_add(1_000, Ordering::SeqCst);
+    let new = now(store.create("a", Some(1_000), None)).expect("the expired task frees its place");
+    assert_ne!(old.task_id, new.task_id);
+    assert_eq!(now(store.expire()), vec![old.task_id], "its running work is still to be stopped");
 }
 
 #[test]

@@ -302,3 +302,88 @@ fn mcp_name_must_equal_the_task_id() {
     let (status, matched) = rpc(server.port, "tasks/get", &task_id, json!({"taskId": task_id}), true);
     assert_eq!((status, matched["result"]["taskId"].clone()), (200, json!(task_id)), "{matched}");
 }
+
+/// One 2026-07-28 request over `mcpd serve`'s stdio (no handshake on that wire): its answer.
+fn stdio_rpc(
+    stdin: &mut std::process::ChildStdin,
+    lines: &std::sync::mpsc::Receiver<Value>,
+    id: i64,
+    method: &str,
+    mut params: Value,
+) -> Value {
+    params["_meta"] = meta(true);
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string().into_bytes();
+    line.push(b'\n');
+    stdin.write_all(&line).expect("write to mcpd");
+    stdin.flush().expect("flush");
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let message = lines.recv_timeout(left).unwrap_or_else(|e| panic!("no answer to {method} ({e})"));
+        if message["id"] == id {
+            return message;
+        }
+    }
+}
+
+/// Over stdio too: a required-task command's call with the opt-in is a task, polled with
+/// `tasks/get` on the same stream to its result; `tasks/cancel` of a second one stops it.
+#[test]
+fn over_stdio_a_call_becomes_a_task_polled_and_cancelled_on_the_same_stream() {
+    let (dir, root, file) = project(json!([
+        command_tool("build", "sleep 1; echo stdio-done", "required"),
+        command_tool("hang", "echo $$ > hang.pid; exec sleep 30", "required"),
+    ]));
+    let mut cmd = mcpd_command();
+    cmd.args(["serve", "-d", &root, "--tools", &file, "--no-file-tools", "--no-file-resources"])
+        .args(["--task-poll-interval", "200"])
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawn mcpd serve (stdio)");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(value) = serde_json::from_str::<Value>(&line) else { continue };
+            if tx.send(value).is_err() {
+                break;
+            }
+        }
+    });
+
+    let created = stdio_rpc(&mut stdin, &lines, 1, "tools/call", json!({"name": "build", "arguments": {}}));
+    let task_id = created_task(&created["result"]);
+    let mut id = 1;
+    let done = loop {
+        id += 1;
+        let got = stdio_rpc(&mut stdin, &lines, id, "tasks/get", json!({"taskId": task_id}));
+        let status = got["result"]["status"].as_str().unwrap_or_else(|| panic!("{got}")).to_owned();
+        if status != "working" {
+            break got["result"].clone();
+        }
+        assert!(id < 200, "the task never ended: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("stdio-done"), "{done}");
+
+    let hang = stdio_rpc(&mut stdin, &lines, 1000, "tools/call", json!({"name": "hang", "arguments": {}}));
+    let hang_id = created_task(&hang["result"]);
+    let pid_file = dir.path().join("hang.pid");
+    let pid: u32 = eventually_blocking("the command wrote its pid", WAIT, || {
+        std::fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse().ok())
+    });
+    let ack = stdio_rpc(&mut stdin, &lines, 1001, "tasks/cancel", json!({"taskId": hang_id}));
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    eventually_blocking("the cancelled command is gone", WAIT, || is_dead(pid));
+    let cancelled = stdio_rpc(&mut stdin, &lines, 1002, "tasks/get", json!({"taskId": hang_id}));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+
+    drop(stdin);
+    let status = child.wait().expect("mcpd exits when stdin ends");
+    assert!(status.success(), "{status}");
+}
