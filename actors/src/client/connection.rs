@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
-use super::link::{CancelSignal, Link, LinkConfig, Mode};
+use super::link::{CancelSignal, Link, LinkConfig, LinkShare, Mode};
 use super::listing::list_all;
 use super::task;
 use crate::counts::{ActorCounts, ActorKind};
@@ -123,6 +123,18 @@ impl ClientConnection {
         counts: Arc<ActorCounts>,
     ) -> Self {
         ClientConnection { link: Link::new(config, handlers, client_info), counts }
+    }
+
+    /// A connection whose link publishes its stateless wire to satellites through `share`
+    /// (see [`super::link::LinkShare`]).
+    pub(crate) fn primary(
+        config: LinkConfig,
+        handlers: ClientHandlers,
+        client_info: Implementation,
+        counts: Arc<ActorCounts>,
+        share: Arc<LinkShare>,
+    ) -> Self {
+        ClientConnection { link: Link::primary(config, handlers, client_info, share), counts }
     }
 }
 
@@ -285,7 +297,7 @@ impl Handler<CallToolCancellable> for ClientConnection {
 /// Calls a tool; `cancel`, when given, abandons the call as [`CallToolCancellable`] says. A
 /// task the server made of the call is waited for ([`super::task`]), and cancelled when
 /// `cancel` fires meanwhile.
-async fn call_tool(
+pub(crate) async fn call_tool(
     link: Rc<Link>,
     call: CallTool,
     cancel: Option<tokio::sync::oneshot::Receiver<()>>,

@@ -10,6 +10,10 @@
 //! scope — with the manager's store, or one kept in memory when the manager has none. Secrets
 //! named by the settings are read when the connection is made, and never appear in a message.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,12 +29,12 @@ use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{
-    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
+    call_tool, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
     Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
-use super::link::LinkConfig;
+use super::link::{Link, LinkConfig, LinkShare};
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 use crate::counts::ActorCounts;
 
@@ -229,11 +233,53 @@ impl Stored {
     }
 }
 
+/// A server's connection: its configuration key, its actor, what its link publishes to
+/// satellites.
+type Connection = (String, Addr<ClientConnection>, Arc<LinkShare>);
+
+/// Numbers managers, so that a thread's satellites are told apart by manager.
+static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
+
+/// A satellite link on this thread, and the share of the primary it follows.
+struct Satellite {
+    share: Arc<LinkShare>,
+    link: Rc<Link>,
+}
+
+thread_local! {
+    /// This thread's satellites, by manager serial and server id.
+    static SATELLITES: RefCell<HashMap<u64, HashMap<String, Satellite>>> = RefCell::new(HashMap::new());
+}
+
+/// A task's result; dropping it aborts the task.
+struct AbortOnDrop<T>(actix_rt::task::JoinHandle<T>);
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, ClientError>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| joined.map_err(|_| ClientError::Closed))
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Client connections by server id.
+///
+/// A server whose connection speaks the stateless 2026-07-28 HTTP wire is also called from
+/// *satellite* links (see [`LinkShare`]): one per server on each thread that calls it (an
+/// actix-web worker of a gateway, say), so a call runs on the caller's thread instead of
+/// hopping to the connection actor's and back. Everything else — negotiation, listings, other
+/// wires, OAuth challenges, tasks' follow-up requests — goes through the connection actor.
 #[derive(Debug)]
 pub struct ClientManager {
     records: DashMap<String, Stored>,
-    connections: DashMap<String, (String, Addr<ClientConnection>)>,
+    connections: DashMap<String, Connection>,
+    serial: u64,
     handlers: ClientHandlers,
     client_info: Implementation,
     counts: Arc<ActorCounts>,
@@ -248,6 +294,7 @@ impl ClientManager {
         ClientManager {
             records: DashMap::new(),
             connections: DashMap::new(),
+            serial: NEXT_MANAGER.fetch_add(1, Ordering::Relaxed),
             handlers,
             client_info,
             counts,
@@ -286,7 +333,7 @@ impl ClientManager {
 
     /// Closes the server's connection (its session is DELETEd); the next call reconnects.
     pub async fn invalidate(&self, id: &str) {
-        if let Some((_, (_, addr))) = self.connections.remove(id) {
+        if let Some((_, (_, addr, _))) = self.connections.remove(id) {
             let _ = addr.send(Invalidate).await;
         }
     }
@@ -301,15 +348,22 @@ impl ClientManager {
     fn connection(&self, record: &ServerRecord) -> Result<Addr<ClientConnection>, ClientError> {
         let key = record.connection_key();
         if let Some(entry) = self.connections.get(&record.id) {
-            let (existing_key, addr) = entry.value();
+            let (existing_key, addr, _) = entry.value();
             if *existing_key == key && addr.connected() {
                 return Ok(addr.clone());
             }
         }
         let config = record.link_config(&self.credentials)?;
-        let addr =
-            ClientConnection::new(config, self.handlers.clone(), self.client_info.clone(), self.counts.clone()).start();
-        if let Some((_, old)) = self.connections.insert(record.id.clone(), (key, addr.clone())) {
+        let share = LinkShare::new(config.oauth.is_some());
+        let addr = ClientConnection::primary(
+            config,
+            self.handlers.clone(),
+            self.client_info.clone(),
+            self.counts.clone(),
+            share.clone(),
+        )
+        .start();
+        if let Some((_, old, _)) = self.connections.insert(record.id.clone(), (key, addr.clone(), share)) {
             // The configuration changed: the old connection closes its streams and session.
             old.do_send(Invalidate);
         }
@@ -324,13 +378,48 @@ impl ClientManager {
             (stored.key.clone(), stored.server_name.clone())
         };
         if let Some(entry) = self.connections.get(id) {
-            let (existing_key, addr) = entry.value();
+            let (existing_key, addr, _) = entry.value();
             if *existing_key == key && addr.connected() {
                 return Ok((addr.clone(), name));
             }
         }
         let record = self.require(id)?;
         Ok((self.connection(&record)?, name))
+    }
+
+    /// This thread's satellite of the server's connection, when calls may take one: the
+    /// connection is up to date, on the stateless wire, and this thread is an actix arbiter
+    /// (a satellite's HTTP client needs one). Made on first use; replaced when the connection
+    /// is.
+    fn satellite(&self, id: &str) -> Option<(Rc<Link>, Arc<LinkShare>)> {
+        actix_rt::Arbiter::try_current()?;
+        let share = {
+            let stored = self.records.get(id)?;
+            let entry = self.connections.get(id)?;
+            let (key, addr, share) = entry.value();
+            if *key != stored.key || !addr.connected() || !share.stateless() {
+                return None;
+            }
+            share.clone()
+        };
+        let found = SATELLITES.with(|satellites| {
+            let satellites = satellites.borrow();
+            let satellite = satellites.get(&self.serial)?.get(id)?;
+            Arc::ptr_eq(&satellite.share, &share).then(|| satellite.link.clone())
+        });
+        if let Some(link) = found {
+            return Some((link, share));
+        }
+        let config = self.record(id)?.link_config(&self.credentials).ok()?;
+        let link = Link::satellite(config, self.handlers.clone(), self.client_info.clone(), share.clone());
+        SATELLITES.with(|satellites| {
+            let mut satellites = satellites.borrow_mut();
+            let mine = satellites.entry(self.serial).or_default();
+            // Servers removed since: their satellites go (stateless links hold no session).
+            mine.retain(|server, _| self.connections.contains_key(server));
+            mine.insert(id.to_owned(), Satellite { share: share.clone(), link: link.clone() });
+        });
+        Some((link, share))
     }
 
     fn require(&self, id: &str) -> Result<ServerRecord, ClientError> {
@@ -382,6 +471,59 @@ impl ClientManager {
     /// # Errors
     /// Transport, protocol and configuration failures.
     pub async fn call_tool(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallResult, ClientError> {
+        let (call, retry) = match self.start_on_satellite(id, tool, arguments) {
+            Ok(started) => started,
+            Err(arguments) => return self.call_on_connection(id, tool, arguments).await,
+        };
+        let outcome = call.await.and_then(|outcome| outcome);
+        match (outcome, retry) {
+            // With OAuth the connection answers a 401 and the call is sent again through it.
+            (Err(ClientError::Http { status: 401 | 403, .. }), Some(arguments)) => {
+                self.call_on_connection(id, tool, arguments).await
+            }
+            (outcome, _) => self.named(id, outcome),
+        }
+    }
+
+    /// Starts the call on this thread's satellite, when there is one (else the arguments come
+    /// back): the call's future (dropping it aborts the call, which closes its stream) and,
+    /// when the connection has OAuth, the arguments again for a retry through it.
+    #[allow(clippy::type_complexity, reason = "a private pair")]
+    fn start_on_satellite(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<(AbortOnDrop<Result<CallResult, ClientError>>, Option<Map<String, Value>>), Map<String, Value>> {
+        let Some((link, share)) = self.satellite(id) else { return Err(arguments) };
+        let retry = share.oauth().then(|| arguments.clone());
+        let call = CallTool { name: tool.to_owned(), arguments };
+        // The link is this thread's: the call runs here as a task of its own, so the caller's
+        // future stays `Send`.
+        let task = actix_rt::spawn(async move {
+            crate::panics::contain(crate::panics::Site::Client, call_tool(link, call, None))
+                .await
+                .unwrap_or_else(|panic| Err(ClientError::from(panic)))
+        });
+        Ok((AbortOnDrop(task), retry))
+    }
+
+    /// The configured name of the server in a call's result.
+    fn named(&self, id: &str, outcome: Result<CallResult, ClientError>) -> Result<CallResult, ClientError> {
+        let mut result = outcome?;
+        if let Some(name) = self.records.get(id).and_then(|stored| stored.server_name.clone()) {
+            result.server_name = name;
+        }
+        Ok(result)
+    }
+
+    /// [`ClientManager::call_tool`] through the connection actor.
+    async fn call_on_connection(
         &self,
         id: &str,
         tool: &str,

@@ -49,6 +49,9 @@ impl Link {
             };
             let response = sent.map_err(|e| self.not_sent(e))?;
             let Some((challenge, step_up)) = challenge_of(&response).filter(|_| ours) else {
+                if let Some(share) = self.published().filter(|_| ours) {
+                    share.set_bearer(bearer.as_ref());
+                }
                 return Ok(response);
             };
             if !step_up {

@@ -89,6 +89,9 @@ impl Link {
         for header in extra {
             request = request.insert_header(header);
         }
+        if let Some(bearer) = self.borrowed().filter(|share| share.oauth()).and_then(super::share::LinkShare::bearer) {
+            request = request.insert_header((header::AUTHORIZATION, bearer));
+        }
         let response = request.send_body(body).await.map_err(|e| self.not_sent(e))?;
         self.answer(response).await
     }

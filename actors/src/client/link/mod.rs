@@ -32,10 +32,12 @@ mod legacy_sse;
 mod negotiate;
 mod outcome;
 mod request;
+mod share;
 mod wire;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use awc::http::header;
@@ -50,6 +52,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use outcome::outcome;
 pub(crate) use request::CancelSignal;
+pub(crate) use share::LinkShare;
 
 use super::handlers::ClientHandlers;
 use body::StatelessMeta;
@@ -127,10 +130,49 @@ pub(crate) struct Link {
     closed: Cell<bool>,
     /// OAuth (when configured, over HTTP): the bearer token and the authorization flow.
     auth: Option<Rc<super::oauth::authorizer::Authorizer>>,
+    /// What this link publishes to its satellites (a primary) or reads from its primary (a
+    /// satellite): see [`share`].
+    share: Option<Arc<LinkShare>>,
+    /// A satellite: a stateless link on another thread than its primary's, sending calls only.
+    satellite: bool,
 }
 
 impl Link {
     pub(crate) fn new(cfg: LinkConfig, handlers: ClientHandlers, client_info: Implementation) -> Rc<Link> {
+        Link::build(cfg, handlers, client_info, None, false)
+    }
+
+    /// A primary link publishing its stateless wire to satellites through `share`.
+    pub(crate) fn primary(
+        cfg: LinkConfig,
+        handlers: ClientHandlers,
+        client_info: Implementation,
+        share: Arc<LinkShare>,
+    ) -> Rc<Link> {
+        Link::build(cfg, handlers, client_info, Some(share), false)
+    }
+
+    /// A satellite of the primary publishing `share`: on the stateless wire from the start
+    /// (it never negotiates), without OAuth of its own (it sends the primary's bearer).
+    pub(crate) fn satellite(
+        mut cfg: LinkConfig,
+        handlers: ClientHandlers,
+        client_info: Implementation,
+        share: Arc<LinkShare>,
+    ) -> Rc<Link> {
+        cfg.oauth = None;
+        let link = Link::build(cfg, handlers, client_info, Some(share), true);
+        drop(link.replace_wire(Wire::Stateless { tool_params: Default::default() }));
+        link
+    }
+
+    fn build(
+        cfg: LinkConfig,
+        handlers: ClientHandlers,
+        client_info: Implementation,
+        share: Option<Arc<LinkShare>>,
+        satellite: bool,
+    ) -> Rc<Link> {
         // Headers every request carries are parsed once, as the client's defaults.
         // awc's own limit is only a backstop: the link's time limits decide, so that a silent
         // server is reported as a timeout (and, in a session, cancelled).
@@ -169,6 +211,8 @@ impl Link {
             wire: RefCell::new(Wire::Idle),
             connecting: RefCell::new(None),
             closed: Cell::new(false),
+            share,
+            satellite,
         })
     }
 
@@ -184,6 +228,16 @@ impl Link {
     /// How the client answers what the server asks of it.
     pub(crate) fn handlers(&self) -> &ClientHandlers {
         &self.handlers
+    }
+
+    /// The share this link publishes to, when it is a primary.
+    fn published(&self) -> Option<&LinkShare> {
+        self.share.as_deref().filter(|_| !self.satellite)
+    }
+
+    /// The share this link reads, when it is a satellite.
+    fn borrowed(&self) -> Option<&LinkShare> {
+        self.share.as_deref().filter(|_| self.satellite)
     }
 
     fn next_id(&self) -> RequestId {

@@ -42,7 +42,7 @@ pub(super) enum Wire {
     Stateless {
         /// The `x-mcp-header` parameters of the listed tools, by tool name (`tools/call` sends
         /// them as `Mcp-Param-*` headers).
-        tool_params: HashMap<String, Vec<HeaderParam>>,
+        tool_params: super::share::ToolParams,
     },
     /// Streamable HTTP after `initialize`.
     Session(SessionWire),
@@ -167,6 +167,9 @@ impl Link {
 
     /// Puts `wire` in place and returns the one it replaces (dropping it releases its state).
     pub(super) fn replace_wire(&self, wire: Wire) -> Wire {
+        if let Some(share) = self.published() {
+            share.set_stateless(matches!(wire, Wire::Stateless { .. }));
+        }
         std::mem::replace(&mut *self.wire.borrow_mut(), wire)
     }
 
@@ -183,12 +186,18 @@ impl Link {
     /// Remembers the `x-mcp-header` parameters of listed tools (stateless calls need them).
     pub(crate) fn remember_tool_params(&self, params: HashMap<String, Vec<HeaderParam>>) {
         if let Wire::Stateless { tool_params } = &mut *self.wire.borrow_mut() {
-            *tool_params = params;
+            *tool_params = std::sync::Arc::new(params);
+            if let Some(share) = self.published() {
+                share.set_tool_params(tool_params.clone());
+            }
         }
     }
 
     /// The remembered `x-mcp-header` parameters of one tool, on the stateless wire.
     pub(super) fn tool_params(&self, tool: &str) -> Option<Vec<HeaderParam>> {
+        if let Some(share) = self.borrowed() {
+            return share.tool_params(tool);
+        }
         match &*self.wire.borrow() {
             Wire::Stateless { tool_params } => tool_params.get(tool).cloned(),
             _ => None,
@@ -284,7 +293,7 @@ mod tests {
         let handshake = Wire::Connecting(Carrier::Http { session: Some("s1".into()) });
         assert_eq!(handshake.mode(), None);
         assert_eq!(headers(&handshake), ["mcp-session-id: s1"], "no revision before it is negotiated");
-        let stateless = Wire::Stateless { tool_params: HashMap::new() };
+        let stateless = Wire::Stateless { tool_params: Default::default() };
         assert_eq!(stateless.mode(), Some(Mode::Stateless));
         assert_eq!(headers(&stateless), ["mcp-protocol-version: 2026-07-28"]);
         let session = Wire::Session(SessionWire::new(ProtocolVersion::V2025_06_18, Some("s2".into())));
