@@ -169,6 +169,7 @@ pub struct Catalog {
     resources: BTreeMap<String, ResourceEntry>,
     templates: BTreeMap<String, TemplateEntry>,
     completer: Option<Completer>,
+    delegate: Option<CompletionDelegate>,
 }
 
 /// Suggests values for `completion/complete`: given the `ref` object, the argument name and the
@@ -184,6 +185,30 @@ impl Completer {
     /// answers some references itself and hands the others to the one it replaces).
     pub fn complete(&self, reference: &Map<String, Value>, argument: &str, prefix: &str) -> Vec<String> {
         (self.0)(reference, argument, prefix)
+    }
+}
+
+/// Answers `completion/complete` for the references it owns, asynchronously (the gateway's
+/// federated prompts and templates, answered by their remote): given the request's params, `None`
+/// when the reference is not its own (the catalog's [`Completer`] answers it), else the future
+/// of the whole `completion/complete` result.
+pub type DelegateFn =
+    dyn Fn(&Map<String, Value>) -> Option<BoxFuture<Result<Map<String, Value>, ToolError>>> + Send + Sync;
+
+/// A completion delegate (see [`DelegateFn`]).
+#[derive(Clone)]
+pub struct CompletionDelegate(Arc<DelegateFn>);
+
+impl CompletionDelegate {
+    /// The future of the result, when the reference in `params` is the delegate's.
+    pub fn complete(&self, params: &Map<String, Value>) -> Option<BoxFuture<Result<Map<String, Value>, ToolError>>> {
+        (self.0)(params)
+    }
+}
+
+impl fmt::Debug for CompletionDelegate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CompletionDelegate")
     }
 }
 
@@ -213,6 +238,24 @@ impl Catalog {
     /// own completions takes the current one and delegates the references it does not know.
     pub fn completer_handle(&self) -> Option<Completer> {
         self.completer.clone()
+    }
+
+    /// Sets the asynchronous completion delegate, asked before the completer (one per
+    /// catalog; a new one replaces the old).
+    pub fn set_completion_delegate(
+        &mut self,
+        delegate: impl Fn(&Map<String, Value>) -> Option<BoxFuture<Result<Map<String, Value>, ToolError>>>
+            + Send
+            + Sync
+            + 'static,
+    ) -> &mut Self {
+        self.delegate = Some(CompletionDelegate(Arc::new(delegate)));
+        self
+    }
+
+    /// The completion delegate, if any.
+    pub fn completion_delegate(&self) -> Option<&CompletionDelegate> {
+        self.delegate.as_ref()
     }
 
     /// An empty catalog.
@@ -252,6 +295,31 @@ impl Catalog {
     /// Removes a tool; true when it was there.
     pub fn remove_tool(&mut self, name: &str) -> bool {
         self.tools.remove(name).is_some()
+    }
+
+    /// Removes a prompt; true when it was there.
+    pub fn remove_prompt(&mut self, name: &str) -> bool {
+        self.prompts.remove(name).is_some()
+    }
+
+    /// Removes a resource; true when it was there.
+    pub fn remove_resource(&mut self, uri: &str) -> bool {
+        self.resources.remove(uri).is_some()
+    }
+
+    /// Removes a resource template (by its URI template); true when it was there.
+    pub fn remove_template(&mut self, uri_template: &str) -> bool {
+        self.templates.remove(uri_template).is_some()
+    }
+
+    /// The resource at exactly `uri`.
+    pub fn resource(&self, uri: &str) -> Option<&ResourceEntry> {
+        self.resources.get(uri)
+    }
+
+    /// The template `uri_template`.
+    pub fn template(&self, uri_template: &str) -> Option<&TemplateEntry> {
+        self.templates.get(uri_template)
     }
 
     /// Keeps only the tools whose names pass `keep`.
@@ -488,6 +556,12 @@ impl LiveCatalog {
             watch.watch(uri);
         }
         subscribers.watch = Some(watch);
+    }
+
+    /// Who hears about first and last subscribers now (to wrap it: a provider of some URIs
+    /// passes the others on to the watch it replaces).
+    pub fn subscription_watch(&self) -> Option<Arc<dyn SubscriptionWatch>> {
+        self.subscribers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).watch.clone()
     }
 
     /// One more connection subscribes to `uri` (a transport calls this when

@@ -47,6 +47,7 @@ mod listener;
 pub mod metrics;
 pub mod panics;
 mod queue;
+pub mod reload;
 mod runtime;
 mod session;
 mod status;

@@ -155,7 +155,10 @@ impl McpServer {
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
             (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
-            (Method::Complete, _) => (complete(&params, catalog)?, None),
+            (Method::Complete, _) => match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
+                Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
+                None => (complete(&params, catalog)?, None),
+            },
             (method, Era::Stateless) if method.is_tasks() => {
                 let Some(service) = self.task_service() else {
                     return Err(ProtocolError::MethodNotFound { method: request.method });
@@ -184,6 +187,14 @@ fn shape(mut result: Map<String, Value>, era: Era, hint: Option<CacheHint>) -> M
         }
     }
     result
+}
+
+/// A completion delegate's failure as a JSON-RPC error.
+fn delegated_error(error: crate::catalog::ToolError) -> ProtocolError {
+    match error {
+        crate::catalog::ToolError::Protocol(e) => e,
+        other => ProtocolError::Internal(other.to_string()),
+    }
 }
 
 /// The answer of a request that ran out of time.
