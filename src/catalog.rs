@@ -322,6 +322,16 @@ impl Catalog {
         page(&self.prompts, after, size, |_| true, |e| e.definition.clone())
     }
 
+    /// One page of the prompts `visible` keeps (an access-file client's globs), after `after`.
+    pub(crate) fn visible_prompt_page(
+        &self,
+        after: Option<&str>,
+        size: usize,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> (Vec<Arc<Prompt>>, Option<String>) {
+        page(&self.prompts, after, size, visible, |e| e.definition.clone())
+    }
+
     /// One page of resources.
     pub(crate) fn resource_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Resource>>, Option<String>) {
         page(&self.resources, after, size, |_| true, |e| e.definition.clone())

@@ -14,9 +14,9 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::list::{visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::list::{visible_prompts, visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::method::Method;
-use super::operation::{complete, named_tool};
+use super::operation::{complete, named_tool, unknown_prompt};
 use super::options::{CacheHint, CacheScope};
 use super::reply::Reply;
 use super::{parse_level, McpServer, Scope};
@@ -150,8 +150,24 @@ impl McpServer {
                 let hidden = tool.zip(scope.access.as_ref()).is_some_and(|(t, a)| !a.may_call(&t.definition.name));
                 return self.call_tool(params, scope, tool.filter(|_| !hidden)).await;
             }
-            (Method::PromptsList, _) => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
-            (Method::PromptsGet, _) => (self.get_prompt(params, scope, catalog).await?, None),
+            (Method::PromptsList, _) => match &scope.access {
+                Some(access) if access.filters_prompts() => {
+                    let visible = |name: &str| access.may_get_prompt(name);
+                    let hint = CacheHint { scope: CacheScope::Private, ..cache.prompts };
+                    (visible_prompts(catalog, &params, size, &visible)?, Some(hint))
+                }
+                _ => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
+            },
+            (Method::PromptsGet, _) => {
+                // A prompt the caller may not get is unknown to it, in the same words.
+                let name = params.get("name").and_then(Value::as_str);
+                if let Some((name, access)) = name.zip(scope.access.as_ref()) {
+                    if !access.may_get_prompt(name) {
+                        return Err(unknown_prompt(name));
+                    }
+                }
+                (self.get_prompt(params, scope, catalog).await?, None)
+            }
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
             (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
@@ -315,7 +331,7 @@ mod tests {
         let rules = Arc::new(ToolScopes::new(vec![("slow".into(), vec!["slow:run".into()])]));
         let access = |scopes: &[&str]| {
             let granted = Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None };
-            Some(Arc::new(Access { granted, rules: rules.clone() }))
+            Some(Arc::new(Access { granted, rules: rules.clone(), client: None }))
         };
         let list = |access| {
             let request = Request { id: RequestId::Number(3), method: "tools/list".into(), params: None };

@@ -23,6 +23,11 @@ pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c C
 }
 
 /// The string `name` of a tool or prompt call.
+/// The error of a `prompts/get` naming a prompt the catalog lacks (or the caller may not see).
+pub(super) fn unknown_prompt(name: &str) -> ProtocolError {
+    ProtocolError::InvalidParams(format!("Unknown prompt: {name}"))
+}
+
 fn name_param(target: Option<Value>, method: &str) -> Result<String, ProtocolError> {
     match target {
         Some(Value::String(name)) => Ok(name),
@@ -170,7 +175,7 @@ impl McpServer {
         let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
         let name = name_param(target, "prompts/get")?;
         let entry =
-            catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
         let arguments = arguments_object(arguments, "prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {

@@ -17,6 +17,7 @@ use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, Declarations};
 use mcpd_actors::tools::files::FileToolOptions;
+use mcpd_actors::access::AccessControl;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
@@ -345,6 +346,10 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
         sessions,
         workers: pick(args.workers, props, "workers")?.unwrap_or(0),
         settings_file: args.settings.clone(),
+        access: match args.access.clone().or_else(|| props.get("access").map(PathBuf::from)) {
+            Some(path) => Some(AccessControl::load(&path).map_err(usage)?),
+            None => None,
+        },
     })
 }
 
