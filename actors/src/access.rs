@@ -330,20 +330,21 @@ mod tests {
     fn keys_from_the_file_a_key_file_and_the_environment_identify_their_clients() {
         let dir = Dir::new();
         dir.write("bot.key", "  key-from-file\n");
-        std::env::set_var("MCPD_ACCESS_TEST_KEY", "key-from-env");
+        // The environment is the process's: read a variable every test run has.
+        let path_var = std::env::var("PATH").unwrap();
         let path = dir.write(
             "access.json",
             r#"{"clients": [
                 {"name": "a", "key": "key-a", "tools": ["x*"]},
                 {"name": "b", "keyFile": "bot.key"},
-                {"name": "c", "keyEnv": "MCPD_ACCESS_TEST_KEY"},
+                {"name": "c", "keyEnv": "PATH"},
                 {"name": "sso", "subject": "alice"}
             ]}"#,
         );
         let control = AccessControl::load(&path).unwrap();
         assert_eq!(who(&control, "key-a").as_deref(), Some("a"));
         assert_eq!(who(&control, "key-from-file").as_deref(), Some("b"));
-        assert_eq!(who(&control, "key-from-env").as_deref(), Some("c"));
+        assert_eq!(who(&control, path_var.trim()).as_deref(), Some("c"));
         assert_eq!(who(&control, "alice"), None, "a token client has no key");
         assert_eq!(who(&control, "nope"), None);
         let pairs = [("x-api-key", "key-a")];

@@ -257,7 +257,7 @@ impl Handler<CallTool> for ClientConnection {
     fn handle(&mut self, msg: CallTool, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg, None))
+        contained(call_tool(link, msg, None, None))
     }
 }
 
@@ -270,6 +270,9 @@ pub struct CallToolCancellable {
     pub call: CallTool,
     /// Fires (or is dropped) to cancel.
     pub cancel: tokio::sync::oneshot::Receiver<()>,
+    /// The request's own `_meta` (a gateway forwards its caller's `traceparent` and
+    /// `tracestate`; over HTTP they are sent as headers too).
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl Handler<CallToolCancellable> for ClientConnection {
@@ -278,7 +281,7 @@ impl Handler<CallToolCancellable> for ClientConnection {
     fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg.call, Some(msg.cancel)))
+        contained(call_tool(link, msg.call, Some(msg.cancel), msg.meta))
     }
 }
 
@@ -289,10 +292,15 @@ async fn call_tool(
     link: Rc<Link>,
     call: CallTool,
     cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    meta: Option<Map<String, Value>>,
 ) -> Result<CallResult, ClientError> {
     let name = call.name.clone();
     let cancel = cancel.map(futures_util::FutureExt::shared);
-    let raw = match start_call(&link, call.into_params(), cancel.clone()).await? {
+    let mut params = call.into_params();
+    if let Some(meta) = meta {
+        params.insert("_meta".into(), Value::Object(meta));
+    }
+    let raw = match start_call(&link, params, cancel.clone()).await? {
         Started::Result(raw) => raw,
         Started::Task(created) => Value::Object(task::wait(&link, created, cancel).await?),
     };

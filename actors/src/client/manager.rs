@@ -387,10 +387,25 @@ impl ClientManager {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ClientError> {
+        self.call_tool_with_meta(id, tool, arguments, None).await
+    }
+
+    /// As [`ClientManager::call_tool`], with the request's own `_meta` (its `traceparent` and
+    /// `tracestate` are also sent as HTTP headers to an HTTP server).
+    ///
+    /// # Errors
+    /// Transport, protocol and configuration failures.
+    pub async fn call_tool_with_meta(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+    ) -> Result<CallResult, ClientError> {
         let (connection, server_name) = self.addr(id)?;
         // Held until the answer arrives; dropped with this future, which cancels the call.
         let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
-        let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel };
+        let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel, meta };
         let mut result = connection.send(call).await.map_err(|_| ClientError::Closed)??;
         if let Some(name) = server_name {
             result.server_name = name;

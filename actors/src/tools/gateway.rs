@@ -36,6 +36,7 @@ use crate::client::oauth::CredentialStore;
 use crate::client::{CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord};
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
+use crate::tools::remote_metrics::RemoteMetrics;
 
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
@@ -127,6 +128,8 @@ pub struct Gateway {
     filter: ToolFilter,
     remotes: Vec<Remote>,
     health: Mutex<HashMap<String, RemoteHealth>>,
+    /// Per-remote call latency and errors by kind (`/metrics`).
+    remote_metrics: Arc<RemoteMetrics>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -176,7 +179,9 @@ impl Gateway {
             let mut remotes = Vec::new();
             let mut taken = Vec::new();
             let mut health = HashMap::new();
+            let remote_metrics = Arc::new(RemoteMetrics::default());
             for record in records {
+                remote_metrics.register(&record.id);
                 let prefix = prefix_for(&record.id, &taken);
                 taken.push(prefix.clone());
                 let transport = match &record.server {
@@ -201,7 +206,7 @@ impl Gateway {
                 remotes.push(Remote { id: record.id.clone(), prefix });
                 manager.upsert(record);
             }
-            Gateway { manager, live, filter, remotes, health: Mutex::new(health) }
+            Gateway { manager, live, filter, remotes, health: Mutex::new(health), remote_metrics }
         })
     }
 
@@ -297,9 +302,10 @@ impl Gateway {
             for tool in exported {
                 let remote_name = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned();
                 let (gateway, server) = (gateway.clone(), id.to_owned());
-                catalog.add_tool(tool, move |arguments: Map<String, Value>, _ctx| {
+                catalog.add_tool(tool, move |arguments: Map<String, Value>, ctx| {
                     let (gateway, server, remote_name) = (gateway.clone(), server.clone(), remote_name.clone());
-                    async move { gateway.call(&server, &remote_name, arguments).await }
+                    let trace = trace_meta(&ctx);
+                    async move { gateway.call(&server, &remote_name, arguments, trace).await }
                 });
             }
         });
@@ -312,10 +318,18 @@ impl Gateway {
         }
     }
 
-    async fn call(&self, server: &str, tool: &str, arguments: Map<String, Value>) -> Result<CallToolResult, ToolError> {
-        let outcome = panics::contain(Site::Gateway, self.manager.call_tool(server, tool, arguments))
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        trace: Option<Map<String, Value>>,
+    ) -> Result<CallToolResult, ToolError> {
+        let started = std::time::Instant::now();
+        let outcome = panics::contain(Site::Gateway, self.manager.call_tool_with_meta(server, tool, arguments, trace))
             .await
             .unwrap_or_else(|panic| Err(ClientError::from(panic)));
+        self.remote_metrics.record(server, started.elapsed(), &outcome);
         match outcome {
             Ok(result) => {
                 self.mark_up(server);
@@ -368,6 +382,11 @@ impl Gateway {
         }
     }
 
+    /// The per-remote call metrics, for [`crate::metrics::Metrics::add_collector`].
+    pub fn remote_metrics(&self) -> Arc<RemoteMetrics> {
+        self.remote_metrics.clone()
+    }
+
     /// Every remote's health, in file order.
     pub fn health(&self) -> Vec<RemoteHealth> {
         let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
@@ -387,6 +406,17 @@ impl Gateway {
     pub async fn close(&self) {
         self.manager.close().await;
     }
+}
+
+/// The W3C trace context of the caller's request (its `_meta`, where the HTTP edge also puts the
+/// `traceparent` and `tracestate` headers), forwarded in the remote call's `_meta`.
+fn trace_meta(ctx: &mcpd::context::ToolContext) -> Option<Map<String, Value>> {
+    let meta = ctx.meta()?;
+    let trace: Map<String, Value> = ["traceparent", "tracestate"]
+        .into_iter()
+        .filter_map(|key| meta.get(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
+        .collect();
+    (!trace.is_empty()).then_some(trace)
 }
 
 /// A name as a message shows it: at most 60 characters.

@@ -31,6 +31,7 @@ impl Link {
         let mut headers =
             headers::routing(routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?)?;
         headers.push(headers::version(ProtocolVersion::STATELESS));
+        headers::trace(params, &mut headers);
         let id = self.next_id();
         let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let body = meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;

@@ -86,7 +86,8 @@ impl Link {
                 let id = self.next_id();
                 let body = RequestBody { id: &id, method, params };
                 let body = serde_json::to_vec(&body).unwrap_or_default();
-                let headers = self.wire_headers();
+                let mut headers = self.wire_headers();
+                super::headers::trace(params, &mut headers);
                 let (_claim, stray) = StrayClaim::register(self, &id);
                 let work = async {
                     match (mode, stray) {
