@@ -352,6 +352,53 @@ mod tests {
     }
 
     #[test]
+    fn an_access_file_client_sees_and_uses_only_its_tools_and_prompts() {
+        use crate::auth::access::{AccessClient, ClientSpec, Credential};
+        use crate::auth::scopes::Access;
+        let mut catalog = Catalog::new();
+        for name in ["docs__read", "docs__write", "echo"] {
+            catalog.add_tool(Tool::new(name, "T", json!({"type": "object"})), |_a, _c| async {
+                Ok(CallToolResult::text("done"))
+            });
+        }
+        for name in ["docs__intro", "secret"] {
+            catalog.add_prompt(Prompt::new(name, "P", Vec::new()), |_a, _c| async {
+                Ok(GetPromptResult { description: None, messages: Vec::new() })
+            });
+        }
+        let server = McpServer::new(Default::default(), catalog);
+        let spec = ClientSpec {
+            name: "ci".into(),
+            credential: Credential::Key("k".into()),
+            tools: vec!["docs__r*".into(), "echo".into()],
+            prompts: vec!["docs__*".into()],
+            rate_limit: None,
+        };
+        let client = Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()));
+        let scope = Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
+        let execute = |method: &str, params: Value| {
+            let request = Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() };
+            let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+            futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap()
+        };
+        let names = |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
+        let tools = value(&execute("tools/list", json!({})).outcome);
+        assert_eq!(names(&tools, "tools"), [json!("docs__read"), json!("echo")]);
+        assert_eq!(tools["cacheScope"], "private");
+        let prompts = value(&execute("prompts/list", json!({})).outcome);
+        assert_eq!(names(&prompts, "prompts"), [json!("docs__intro")]);
+        assert_eq!(prompts["cacheScope"], "private", "what a client sees is never a shared cache entry");
+        let hidden = execute("tools/call", json!({"name": "docs__write"}));
+        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: docs__write"));
+        let hidden = execute("prompts/get", json!({"name": "secret"}));
+        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret"));
+        let absent = execute("prompts/get", json!({"name": "nope"}));
+        assert!(matches!(absent.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: nope"));
+        assert!(execute("prompts/get", json!({"name": "docs__intro"})).outcome.is_ok());
+        assert!(execute("tools/call", json!({"name": "docs__read"})).outcome.is_ok());
+    }
+
+    #[test]
     fn only_tools_in_the_catalog_are_labelled() {
         let server = server();
         let fast = run(&server, call("fast"), ProtocolVersion::V2025_11_25, false);

@@ -123,7 +123,14 @@ mod tests {
     fn calls_show_in_the_histogram_and_failures_by_kind() {
         let remote = Arc::new(RemoteMetrics::default());
         remote.register("docs");
-        let ok = CallResult::from_result("docs", "echo", serde_json::json!({"content": []})).unwrap();
+        let ok = CallResult {
+            server_name: "docs".into(),
+            tool_name: "echo".into(),
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+            raw: serde_json::json!({"content": []}),
+        };
         let mut failed = ok.clone();
         failed.is_error = true;
         remote.record("docs", Duration::from_millis(2), &Ok(ok));
