@@ -203,7 +203,8 @@ fn read_policy(path: &Path, previous: Option<&Policy>) -> Result<Policy, String>
                 "token"
             }
             credential => {
-                let key = resolve_key(spec, base).map_err(|e| format!("access file {shown}: client {:?}: {e}", spec.name))?;
+                let key =
+                    resolve_key(spec, base).map_err(|e| format!("access file {shown}: client {:?}: {e}", spec.name))?;
                 if let Some((_, other)) = keys.iter().find(|(k, _)| *k == key) {
                     return Err(format!(
                         "access file {shown}: clients {other:?} and {:?} have the same key",
@@ -363,7 +364,10 @@ mod tests {
         let dir = Dir::new();
         let missing_env = dir.write("e.json", r#"{"clients": [{"name": "a", "keyEnv": "MCPD_ACCESS_TEST_UNSET"}]}"#);
         let error = AccessControl::load(&missing_env).unwrap_err();
-        assert_eq!(error, format!("access file {}: client \"a\": keyEnv MCPD_ACCESS_TEST_UNSET is not set", missing_env.display()));
+        assert_eq!(
+            error,
+            format!("access file {}: client \"a\": keyEnv MCPD_ACCESS_TEST_UNSET is not set", missing_env.display())
+        );
         let missing_file = dir.write("f.json", r#"{"clients": [{"name": "a", "keyFile": "none.key"}]}"#);
         let error = AccessControl::load(&missing_file).unwrap_err();
         assert!(error.contains("client \"a\": cannot read keyFile") && error.contains("none.key"), "{error}");

@@ -257,7 +257,9 @@ fn credential(entry: &Map<String, Value>) -> Result<Credential, String> {
     match (keys.len(), token) {
         (0, Some(token)) => Ok(token),
         (1, None) => Ok(keys.remove(0)),
-        (0, None) => Err("no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\"".into()),
+        (0, None) => {
+            Err("no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\"".into())
+        }
         (_, None) => Err("give only one of \"key\", \"keyEnv\" and \"keyFile\"".into()),
         (_, Some(_)) => Err("a key and a token match (\"subject\"/\"scopes\") exclude each other".into()),
     }

@@ -375,13 +375,16 @@ mod tests {
             rate_limit: None,
         };
         let client = Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()));
-        let scope = Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
+        let scope =
+            Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
         let execute = |method: &str, params: Value| {
-            let request = Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() };
+            let request =
+                Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() };
             let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
             futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap()
         };
-        let names = |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
+        let names =
+            |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
         let tools = value(&execute("tools/list", json!({})).outcome);
         assert_eq!(names(&tools, "tools"), [json!("docs__read"), json!("echo")]);
         assert_eq!(tools["cacheScope"], "private");

@@ -174,8 +174,7 @@ impl McpServer {
     ) -> Result<Map<String, Value>, ProtocolError> {
         let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
         let name = name_param(target, "prompts/get")?;
-        let entry =
-            catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
+        let entry = catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
         let arguments = arguments_object(arguments, "prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {

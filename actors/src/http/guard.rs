@@ -19,9 +19,9 @@ use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Tr
 use actix_web::http::header;
 use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
 use futures_util::future::{ready, Either, LocalBoxFuture, MapOk, Ready, TryFutureExt as _};
+use mcpd::auth::access::{retry_after_secs, AccessClient, CallOutcome};
 use mcpd::auth::challenge::METADATA_PATH;
 use mcpd::auth::oauth::{bearer_token, AuthOutcome};
-use mcpd::auth::access::{retry_after_secs, AccessClient, CallOutcome};
 use mcpd::auth::scopes::Access;
 use mcpd::jsonrpc::{ErrorCode, Request};
 use mcpd::server::Method;
@@ -255,9 +255,11 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
 /// (rounded up) and a JSON-RPC error answering the request.
 fn rate_limited(request: &Request, client: &AccessClient, wait: std::time::Duration) -> HttpResponse {
     let retry = retry_after_secs(wait);
-    let limit = client.rate_limit.map_or_else(String::new, |l| format!(" ({} a minute, {} at once)", l.per_minute, l.burst));
+    let limit =
+        client.rate_limit.map_or_else(String::new, |l| format!(" ({} a minute, {} at once)", l.per_minute, l.burst));
     log::debug!("client {:?} is over its rate limit", client.name);
-    let message = format!("Too many requests: client {:?} is over its rate limit{limit}; retry in {retry} s", client.name);
+    let message =
+        format!("Too many requests: client {:?} is over its rate limit{limit}; retry in {retry} s", client.name);
     let object = mcpd::jsonrpc::ErrorObject::new(ErrorCode::INTERNAL_ERROR, message);
     let body = mcpd::jsonrpc::Outgoing::Error { id: Some(&request.id), error: &object }.to_vec();
     let mut response = super::reply::json_bytes(429, body);

@@ -19,7 +19,13 @@ const ALPHA: &str = "alpha-key-0123456789";
 const BETA: &str = "beta-key-0123456789";
 
 /// A POST of one JSON-RPC request (2025-11-25, no session) with `key` as a bearer token (or none).
-fn rpc(child: &HttpChild, key: Option<&str>, id: u64, method: &str, params: Value) -> (u16, Vec<(String, String)>, Value) {
+fn rpc(
+    child: &HttpChild,
+    key: Option<&str>,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> (u16, Vec<(String, String)>, Value) {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
     let bearer = key.map(|k| format!("Bearer {k}"));
     let mut headers = vec![("Content-Type", "application/json"), ("MCP-Protocol-Version", "2025-11-25")];
@@ -108,10 +114,13 @@ fn access_file_clients_see_call_and_are_limited_by_their_own_rules() {
     assert_eq!(tool_names(&gateway, ADMIN), ["echo", "local__echo", "local__time", "time"]);
 
     // What alpha may call; a hidden tool is as unknown as one that does not exist.
-    let (code, _, answer) = rpc(&gateway, Some(ALPHA), 2, "tools/call", json!({"name": "local__echo", "arguments": {"text": "hi"}}));
+    let (code, _, answer) =
+        rpc(&gateway, Some(ALPHA), 2, "tools/call", json!({"name": "local__echo", "arguments": {"text": "hi"}}));
     assert_eq!((code, &answer["result"]["content"][0]["text"]), (200, &json!("hi")), "{answer}");
-    let (hidden_code, _, hidden) = rpc(&gateway, Some(ALPHA), 3, "tools/call", json!({"name": "local__time", "arguments": {}}));
-    let (absent_code, _, absent) = rpc(&gateway, Some(ALPHA), 3, "tools/call", json!({"name": "local__nope", "arguments": {}}));
+    let (hidden_code, _, hidden) =
+        rpc(&gateway, Some(ALPHA), 3, "tools/call", json!({"name": "local__time", "arguments": {}}));
+    let (absent_code, _, absent) =
+        rpc(&gateway, Some(ALPHA), 3, "tools/call", json!({"name": "local__nope", "arguments": {}}));
     assert_eq!(hidden_code, absent_code);
     assert!(hidden["error"].is_object(), "{hidden}");
     assert_eq!(hidden["error"]["code"], absent["error"]["code"]);
@@ -122,11 +131,13 @@ fn access_file_clients_see_call_and_are_limited_by_their_own_rules() {
 
     // Beta's rate limit: a burst of two, then 429 with Retry-After (one call a minute: 60 s).
     for id in 10..12 {
-        let (code, _, answer) = rpc(&gateway, Some(BETA), id, "tools/call", json!({"name": "local__time", "arguments": {}}));
+        let (code, _, answer) =
+            rpc(&gateway, Some(BETA), id, "tools/call", json!({"name": "local__time", "arguments": {}}));
         assert_eq!(code, 200, "{answer}");
         assert!(answer["result"].is_object(), "{answer}");
     }
-    let (code, headers, answer) = rpc(&gateway, Some(BETA), 12, "tools/call", json!({"name": "local__time", "arguments": {}}));
+    let (code, headers, answer) =
+        rpc(&gateway, Some(BETA), 12, "tools/call", json!({"name": "local__time", "arguments": {}}));
     assert_eq!(code, 429, "{answer}");
     let retry: u64 = process::header_value(&headers, "retry-after").unwrap().parse().unwrap();
     assert!((59..=60).contains(&retry), "{retry}");
@@ -134,7 +145,8 @@ fn access_file_clients_see_call_and_are_limited_by_their_own_rules() {
     assert!(answer["error"]["message"].as_str().unwrap().contains("\"beta\" is over its rate limit"), "{answer}");
     // Listing is not a call: beta still sees its tools.
     assert_eq!(tool_names(&gateway, BETA), ["local__time"]);
-    let (code, _, _) = rpc(&gateway, Some(ADMIN), 13, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
+    let (code, _, _) =
+        rpc(&gateway, Some(ADMIN), 13, "tools/call", json!({"name": "echo", "arguments": {"text": "x"}}));
     assert_eq!(code, 200);
 
     let metrics = get(&gateway, "/metrics");
