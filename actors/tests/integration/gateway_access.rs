@@ -312,3 +312,73 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
         "ms-range buckets:\n{metrics}"
     );
 }
+
+/// OAuth tokens as access-file clients (against the real oidc-provider's keys): a token whose
+/// subject, or whose scopes, an entry names is that client (its tools only; a hidden tool is
+/// unknown even when the token also lacks its per-tool scope — never a 403 naming scopes); a
+/// token no entry matches keeps what its scopes allow.
+#[actix_rt::test]
+async fn oauth_tokens_match_clients_by_subject_or_scopes() {
+    use crate::support::oidc::spawn_provider;
+    use crate::support::server::{post, start_with, test_catalog};
+    use mcpd::auth::oauth::OAuthSettings;
+    use mcpd::auth::scopes::ToolScopes;
+    use mcpd_actors::access::AccessControl;
+
+    let Some(provider) = spawn_provider() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    write_json(
+        &access,
+        &json!({"clients": [
+            {"name": "sso-alice", "subject": "alice", "tools": ["echo"]},
+            {"name": "admins", "scopes": ["tools:admin"], "tools": ["*"]}
+        ]}),
+    );
+    let control = AccessControl::load(&access).unwrap();
+    let settings = OAuthSettings {
+        issuers: vec![provider.issuer().to_owned()],
+        tool_scopes: ToolScopes::new(vec![("sleep".into(), vec!["tools:admin".into()])]),
+        ..OAuthSettings::default()
+    };
+    let server = start_with(test_catalog(), Default::default(), |c| {
+        c.oauth = Some(settings);
+        c.access = Some(control);
+    })
+    .await;
+    let resource = server.url("/mcp");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let token = |sub: &str, scope: &str| {
+        let claims = json!({"iss": provider.issuer(), "aud": resource, "exp": now + 300, "sub": sub, "scope": scope});
+        provider.mint("k1.pem", "k1", &claims)
+    };
+    let call = |token: String, id: i64, method: &'static str, params: Value| {
+        let server = &server;
+        async move {
+            let bearer = format!("Bearer {token}");
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            post(server, &[("mcp-protocol-version", "2025-11-25"), ("authorization", &bearer)], &body).await
+        }
+    };
+    let names = |reply: &crate::support::server::Reply| -> Vec<String> {
+        let tools = reply.json()["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+    };
+
+    let alice = call(token("alice", "mcp"), 1, "tools/list", json!({})).await;
+    assert_eq!(names(&alice), ["echo"], "{}", provider.transcript());
+    let hidden = call(token("alice", "mcp"), 2, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
+    assert_eq!(hidden.status, 200, "unknown, not 403: {}", String::from_utf8_lossy(&hidden.body));
+    assert_eq!(hidden.json()["error"]["message"], "Unknown tool: sleep");
+
+    let admin = call(token("bob", "mcp tools:admin"), 3, "tools/list", json!({})).await;
+    assert!(names(&admin).contains(&"sleep".to_owned()) && names(&admin).len() > 2, "{:?}", names(&admin));
+
+    let carol = call(token("carol", "mcp"), 4, "tools/list", json!({})).await;
+    let carol = names(&carol);
+    assert!(carol.contains(&"echo".to_owned()) && carol.contains(&"fail".to_owned()), "{carol:?}");
+    assert!(!carol.contains(&"sleep".to_owned()), "her scopes still hide sleep: {carol:?}");
+    let refused = call(token("carol", "mcp"), 5, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
+    assert_eq!(refused.status, 403, "no client: the per-tool scope refusal as before");
+    server.runtime.close().await.unwrap();
+}
