@@ -171,7 +171,16 @@ impl McpServer {
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
             (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
-            (Method::Complete, _) => (complete(&params, catalog)?, None),
+            (Method::Complete, _) => {
+                // Completing a prompt the caller may not get is completing an unknown prompt.
+                let prompt = params.get("ref").filter(|r| r["type"] == "ref/prompt").and_then(|r| r["name"].as_str());
+                if let Some((name, access)) = prompt.zip(scope.access.as_ref()) {
+                    if !access.may_get_prompt(name) {
+                        return Err(unknown_prompt(name));
+                    }
+                }
+                (complete(&params, catalog)?, None)
+            }
             (method, Era::Stateless) if method.is_tasks() => {
                 let Some(service) = self.task_service() else {
                     return Err(ProtocolError::MethodNotFound { method: request.method });
@@ -398,6 +407,12 @@ mod tests {
         let absent = execute("prompts/get", json!({"name": "nope"}));
         assert!(matches!(absent.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: nope"));
         assert!(execute("prompts/get", json!({"name": "docs__intro"})).outcome.is_ok());
+        let complete = |name: &str| {
+            let params = json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "a", "value": ""}});
+            execute("completion/complete", params).outcome
+        };
+        assert!(matches!(complete("secret"), Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret"));
+        assert!(matches!(complete("docs__intro"), Err(ProtocolError::InvalidParams(ref m)) if m == "prompt docs__intro has no argument a"));
         assert!(execute("tools/call", json!({"name": "docs__read"})).outcome.is_ok());
     }
 

@@ -231,8 +231,7 @@ pub(super) fn complete(params: &Map<String, Value>, catalog: &Catalog) -> Result
     let completer = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
-            let prompt =
-                catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            let prompt = catalog.prompt(name).ok_or_else(|| unknown_prompt(name))?;
             if !prompt.definition.arguments.iter().any(|a| a.name == arg_name) {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} has no argument {arg_name}")));
             }
