@@ -459,6 +459,14 @@ impl LiveCatalog {
         }
     }
 
+    /// Announces that the tool and prompt lists may look different to clients although the
+    /// catalog did not change (who sees what changed: the access file was reloaded), so that
+    /// they list again (`notifications/tools/list_changed`, `…/prompts/list_changed`).
+    pub fn announce_lists_changed(&self) {
+        self.emit(&CatalogEvent::ToolsChanged);
+        self.emit(&CatalogEvent::PromptsChanged);
+    }
+
     /// Announces that a resource's contents changed (subscribers get
     /// `notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {
@@ -549,13 +557,19 @@ mod tests {
         });
         live.update(|_| {});
         live.resource_updated("test://x");
+        live.announce_lists_changed();
         live.unlisten(id);
         live.update(|c| {
             c.remove_tool("a");
         });
         assert_eq!(
             *heard.lock().unwrap(),
-            vec![CatalogEvent::ToolsChanged, CatalogEvent::ResourceUpdated("test://x".into())]
+            vec![
+                CatalogEvent::ToolsChanged,
+                CatalogEvent::ResourceUpdated("test://x".into()),
+                CatalogEvent::ToolsChanged,
+                CatalogEvent::PromptsChanged
+            ]
         );
         assert_eq!(live.snapshot().tools().count(), 0);
     }

@@ -411,8 +411,12 @@ mod tests {
             let params = json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "a", "value": ""}});
             execute("completion/complete", params).outcome
         };
-        assert!(matches!(complete("secret"), Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret"));
-        assert!(matches!(complete("docs__intro"), Err(ProtocolError::InvalidParams(ref m)) if m == "prompt docs__intro has no argument a"));
+        assert!(
+            matches!(complete("secret"), Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret")
+        );
+        assert!(
+            matches!(complete("docs__intro"), Err(ProtocolError::InvalidParams(ref m)) if m == "prompt docs__intro has no argument a")
+        );
         assert!(execute("tools/call", json!({"name": "docs__read"})).outcome.is_ok());
     }
 

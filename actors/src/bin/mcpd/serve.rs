@@ -68,9 +68,13 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
         log::warn!("status extras not set: {e}");
     }
     if let Some(access) = settings.listener.access.clone() {
+        let live = settings.live.clone();
         reload_on_hangup(move || {
-            // A file that cannot be used keeps the policy in force; reload logs why.
-            let _ = access.reload_current();
+            // A file that cannot be used keeps the policy in force; reload logs why. A good one
+            // may change what clients see: they are told to list again.
+            if access.reload_current().is_ok() {
+                live.announce_lists_changed();
+            }
         });
     }
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;
