@@ -129,8 +129,40 @@ fn access_file_clients_see_call_and_are_limited_by_their_own_rules() {
         absent["error"]["message"].as_str().unwrap().replace("local__nope", "X"),
     );
 
+    // The stateless wire (2026-07-28) answers alike: its list, private to the caller; a hidden
+    // tool unknown; beta's first call spends one of its burst.
+    let stateless = |key: &str, id: u64, method: &str, name: Option<&str>| {
+        let mut params = json!({"_meta": crate::support::server::modern_meta()});
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+            ("Mcp-Method", method.to_owned()),
+            ("Authorization", format!("Bearer {key}")),
+        ];
+        if let Some(name) = name {
+            params["name"] = json!(name);
+            params["arguments"] = json!({});
+            headers.push(("Mcp-Name", name.to_owned()));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &headers, &body);
+        (code, serde_json::from_str::<Value>(&answer).unwrap_or(Value::Null))
+    };
+    let (code, listed) = stateless(ALPHA, 4, "tools/list", None);
+    assert_eq!(code, 200, "{listed}");
+    let listed_names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(listed_names, ["echo", "local__echo"], "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private", "{listed}");
+    let (_, hidden) = stateless(ALPHA, 5, "tools/call", Some("local__time"));
+    assert_eq!(hidden["error"]["message"], "Unknown tool: local__time", "{hidden}");
+    let (code, first) = stateless(BETA, 6, "tools/call", Some("local__time"));
+    assert_eq!(code, 200, "{first}");
+    assert!(first["result"].is_object(), "{first}");
+
     // Beta's rate limit: a burst of two, then 429 with Retry-After (one call a minute: 60 s).
-    for id in 10..12 {
+    for id in 11..12 {
         let (code, _, answer) =
             rpc(&gateway, Some(BETA), id, "tools/call", json!({"name": "local__time", "arguments": {}}));
         assert_eq!(code, 200, "{answer}");
@@ -152,7 +184,7 @@ fn access_file_clients_see_call_and_are_limited_by_their_own_rules() {
     let metrics = get(&gateway, "/metrics");
     for line in [
         r#"mcpd_client_calls_total{client="alpha",outcome="ok"} 1"#,
-        r#"mcpd_client_calls_total{client="alpha",outcome="denied"} 1"#,
+        r#"mcpd_client_calls_total{client="alpha",outcome="denied"} 2"#,
         r#"mcpd_client_calls_total{client="alpha",outcome="error"} 1"#,
         r#"mcpd_client_calls_total{client="beta",outcome="ok"} 2"#,
         r#"mcpd_client_calls_total{client="beta",outcome="limited"} 1"#,

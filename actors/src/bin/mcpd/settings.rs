@@ -168,6 +168,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let mut listener = listener_config(args, &props, max_command_time)?;
+    if listener.access.is_some() && args.port.is_none() {
+        warnings.push("the access file applies to HTTP only (-p): stdio has one client, served everything".into());
+    }
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
