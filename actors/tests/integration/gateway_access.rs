@@ -414,3 +414,68 @@ async fn oauth_tokens_match_clients_by_subject_or_scopes() {
     assert_eq!(refused.status, 403, "no client: the per-tool scope refusal as before");
     server.runtime.close().await.unwrap();
 }
+
+/// Live reload reaches a session: a client in a session (`-s`) hears
+/// `notifications/tools/list_changed` on its standalone stream when SIGHUP puts a new access
+/// file in force, and then lists what the new file gives it.
+#[actix_rt::test]
+async fn a_session_hears_list_changed_when_the_access_file_is_reloaded() {
+    use crate::support::sse::SseReader;
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    write_json(&access, &access_file(&["echo"]));
+    let mut cmd = process::mcpd_command();
+    cmd.env("MCPD_TEST_BETA_KEY", BETA).args(["--no-file-tools", "-s", "--access", access.to_str().unwrap()]);
+    let gateway = HttpChild::spawn_command(cmd);
+    let bearer = format!("Bearer {ALPHA}");
+    let accept = ("Accept", "application/json, text/event-stream");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let headers = [("Content-Type", "application/json"), accept, ("Authorization", bearer.as_str())];
+    let (code, reply_headers, body) = process::http(gateway.port, "POST", "/mcp", &headers, &init.to_string());
+    assert_eq!(code, 200, "{body}");
+    let session = process::header_value(&reply_headers, "mcp-session-id").unwrap().to_owned();
+    let in_session = [
+        ("Content-Type", "application/json"),
+        accept,
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(process::http(gateway.port, "POST", "/mcp", &in_session, &initialized).0, 202);
+    let list = || {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+        let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &in_session, &body);
+        assert_eq!(code, 200, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(list(), ["echo"]);
+
+    let client = awc::Client::builder().disable_timeout().finish();
+    let stream = client
+        .get(gateway.url())
+        .insert_header(("Accept", "text/event-stream"))
+        .insert_header(("Authorization", bearer.as_str()))
+        .insert_header(("Mcp-Session-Id", session.as_str()))
+        .insert_header(("MCP-Protocol-Version", "2025-11-25"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let mut stream = SseReader::new(stream);
+    let priming = stream.next(Duration::from_secs(5)).await.unwrap();
+    assert!(priming.data.is_empty(), "{priming:?}");
+
+    write_json(&access, &access_file(&["time"]));
+    gateway.signal("HUP");
+    let heard = stream.next(Duration::from_secs(10)).await.expect("an event after the reload");
+    assert_eq!(heard.json()["method"], "notifications/tools/list_changed", "{heard:?}");
+    assert_eq!(list(), ["time"]);
+}
