@@ -38,7 +38,7 @@ static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 /// Puts the W3C trace context of the HTTP request (`traceparent`, `tracestate`) in the request's
 /// `_meta`, where handlers read it (the gateway forwards it to its remote), unless the request
 /// carries its own there. Without the header this is one lookup.
-fn carry_trace(request: &mut Request, headers: &HeaderMap) {
+pub(super) fn carry_trace(request: &mut Request, headers: &HeaderMap) {
     let Some(parent) = headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()) else { return };
     let params = request.params.get_or_insert_with(serde_json::Map::new);
     let meta = params.entry("_meta").or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
