@@ -39,12 +39,20 @@ impl RemoteSeries {
     fn new() -> Self {
         RemoteSeries { latency: Histogram::new(buckets()), errors: Default::default() }
     }
+
+    /// One call: its time, and its error kind's slot if it failed.
+    fn observe(&self, elapsed: Duration, kind: Option<usize>) {
+        self.latency.observe(elapsed.as_secs_f64());
+        if let Some(slot) = kind.and_then(|k| self.errors.get(k)) {
+            slot.fetch_add(1, Relaxed);
+        }
+    }
 }
 
 /// The gateway's per-remote call metrics (a collector for [`crate::metrics::Metrics`]).
 #[derive(Debug, Default)]
 pub struct RemoteMetrics {
-    remotes: RwLock<BTreeMap<String, Arc<RemoteSeries>>>,
+    remotes: RwLock<BTreeMap<String, RemoteSeries>>,
 }
 
 impl RemoteMetrics {
@@ -52,8 +60,14 @@ impl RemoteMetrics {
     pub fn register(&self, server: &str) {
         let mut remotes = self.remotes.write().unwrap_or_else(PoisonError::into_inner);
         if !remotes.contains_key(server) {
-            remotes.insert(server.to_owned(), Arc::new(RemoteSeries::new()));
+            remotes.insert(server.to_owned(), RemoteSeries::new());
         }
+    }
+
+    /// Drops the series of a remote no longer configured (a reload removed it), so that the label
+    /// set stays that of the servers file.
+    pub fn remove(&self, server: &str) {
+        self.remotes.write().unwrap_or_else(PoisonError::into_inner).remove(server);
     }
 
     /// Records one call of remote `server` that took `elapsed` and ended with `outcome`.
@@ -63,20 +77,17 @@ impl RemoteMetrics {
             Ok(_) => None,
             Err(error) => ClientError::KINDS.iter().position(|k| *k == error.kind()),
         };
-        let series = self.remotes.read().unwrap_or_else(PoisonError::into_inner).get(server).cloned();
-        let series = match series {
-            Some(series) => series,
-            None => {
-                self.register(server);
-                match self.remotes.read().unwrap_or_else(PoisonError::into_inner).get(server).cloned() {
-                    Some(series) => series,
-                    None => return,
-                }
+        {
+            let remotes = self.remotes.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(series) = remotes.get(server) {
+                series.observe(elapsed, kind);
+                return;
             }
-        };
-        series.latency.observe(elapsed.as_secs_f64());
-        if let Some(slot) = kind.and_then(|k| series.errors.get(k)) {
-            slot.fetch_add(1, Relaxed);
+        }
+        // A remote the gateway did not register (added later): its series are made once.
+        self.register(server);
+        if let Some(series) = self.remotes.read().unwrap_or_else(PoisonError::into_inner).get(server) {
+            series.observe(elapsed, kind);
         }
     }
 }
@@ -137,6 +148,8 @@ mod tests {
         remote.record("docs", Duration::from_millis(3), &Ok(failed));
         remote.record("docs", Duration::from_secs(1), &Err(ClientError::Timeout(1)));
         remote.record("late", Duration::from_millis(1), &Err(ClientError::Transport("refused".into())));
+        remote.register("gone");
+        remote.remove("gone");
         let metrics = Metrics::standalone(Arc::default());
         metrics.add_collector(Box::new(remote));
         let text = metrics.encode_prometheus();
@@ -150,5 +163,6 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }
+        assert!(!text.contains("server=\"gone\""), "{text}");
     }
 }
