@@ -144,6 +144,9 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     }
     let key = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(access) = state.access.as_ref().and_then(|control| control.identify(key)) {
+        if let Some(auth) = &state.auth {
+            auth.count(AuthOutcome::ApiKey);
+        }
         return Admission::Admit(Some(access));
     }
     let Some(auth) = &state.auth else {
@@ -236,6 +239,11 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
             return Some(rate_limited(request, client, wait));
         }
         if !tool.is_some_and(|tool| client.tools.matches(tool)) {
+            return None;
+        }
+        // A client recognised by its key is an API key: its globs are its rules, no scope is
+        // asked of it (as of any API key).
+        if access.rules.is_empty() {
             return None;
         }
     }

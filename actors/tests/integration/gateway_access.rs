@@ -364,7 +364,8 @@ async fn oauth_tokens_match_clients_by_subject_or_scopes() {
         &access,
         &json!({"clients": [
             {"name": "sso-alice", "subject": "alice", "tools": ["echo"]},
-            {"name": "admins", "scopes": ["tools:admin"], "tools": ["*"]}
+            {"name": "admins", "scopes": ["tools:admin"], "tools": ["*"]},
+            {"name": "keyed", "key": "keyed-key-0123456789", "tools": ["sleep"]}
         ]}),
     );
     let control = AccessControl::load(&access).unwrap();
@@ -412,6 +413,13 @@ async fn oauth_tokens_match_clients_by_subject_or_scopes() {
     assert!(!carol.contains(&"sleep".to_owned()), "her scopes still hide sleep: {carol:?}");
     let refused = call(token("carol", "mcp"), 5, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
     assert_eq!(refused.status, 403, "no client: the per-tool scope refusal as before");
+    // A key client is an API key: its globs decide, no scope is asked of it.
+    let keyed = call("keyed-key-0123456789".into(), 6, "tools/list", json!({})).await;
+    assert_eq!(names(&keyed), ["sleep"]);
+    let slept =
+        call("keyed-key-0123456789".into(), 7, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
+    assert_eq!(slept.status, 200, "{}", String::from_utf8_lossy(&slept.body));
+    assert!(slept.json()["result"].is_object(), "{}", String::from_utf8_lossy(&slept.body));
     server.runtime.close().await.unwrap();
 }
 
