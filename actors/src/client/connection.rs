@@ -31,8 +31,8 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
-use super::handlers::ClientHandlers;
-use super::link::{CancelSignal, Link, LinkConfig, Mode};
+use super::handlers::{CallHandlers, ClientHandlers};
+use super::link::{CallEntry, CancelSignal, Link, LinkConfig, Mode};
 use super::listing::list_all;
 use super::task;
 use crate::counts::{ActorCounts, ActorKind};
@@ -257,7 +257,7 @@ impl Handler<CallTool> for ClientConnection {
     fn handle(&mut self, msg: CallTool, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg, None))
+        contained(call_tool(link, msg, None, None))
     }
 }
 
@@ -278,7 +278,30 @@ impl Handler<CallToolCancellable> for ClientConnection {
     fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg.call, Some(msg.cancel)))
+        contained(call_tool(link, msg.call, Some(msg.cancel), None))
+    }
+}
+
+/// Call a tool with handlers for this call only ([`CallHandlers`]): its progress, log messages
+/// and server requests reach them; cancelled as [`CallToolCancellable`] says.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<CallResult, ClientError>")]
+pub struct CallToolWith {
+    /// The call.
+    pub call: CallTool,
+    /// Its handlers.
+    pub handlers: CallHandlers,
+    /// Fires (or is dropped) to cancel.
+    pub cancel: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Handler<CallToolWith> for ClientConnection {
+    type Result = ResponseFuture<Result<CallResult, ClientError>>;
+
+    fn handle(&mut self, msg: CallToolWith, _ctx: &mut Self::Context) -> Self::Result {
+        self.counts.handled(ActorKind::ClientConnection);
+        let link = self.link.clone();
+        contained(call_tool(link, msg.call, Some(msg.cancel), Some(msg.handlers)))
     }
 }
 
@@ -289,10 +312,19 @@ async fn call_tool(
     link: Rc<Link>,
     call: CallTool,
     cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    handlers: Option<CallHandlers>,
 ) -> Result<CallResult, ClientError> {
     let name = call.name.clone();
     let cancel = cancel.map(futures_util::FutureExt::shared);
-    let raw = match start_call(&link, call.into_params(), cancel.clone()).await? {
+    let registered = handlers.map(|handlers| link.register(handlers));
+    let entry = registered.as_ref().map(|r| &*r.entry);
+    let mut params = call.into_params();
+    if let Some(token) = entry.and_then(|e| e.token.as_deref()) {
+        let mut meta = Map::new();
+        meta.insert("progressToken".into(), Value::String(token.to_owned()));
+        params.insert("_meta".into(), Value::Object(meta));
+    }
+    let raw = match start_call(&link, params, cancel.clone(), entry).await? {
         Started::Result(raw) => raw,
         Started::Task(created) => Value::Object(task::wait(&link, created, cancel).await?),
     };
@@ -322,8 +354,9 @@ async fn start_call(
     link: &Rc<Link>,
     params: Map<String, Value>,
     cancel: Option<CancelSignal>,
+    call: Option<&CallEntry>,
 ) -> Result<Started, ClientError> {
-    let raw = link.request_cancellable("tools/call", params, cancel).await?;
+    let raw = link.request_for_call("tools/call", params, cancel, call).await?;
     if raw.get("resultType").and_then(Value::as_str) != Some("task") {
         return Ok(Started::Result(raw));
     }
@@ -364,7 +397,7 @@ impl Handler<StartToolCall> for ClientConnection {
         let link = self.link.clone();
         contained(async move {
             let name = msg.call.name.clone();
-            match start_call(&link, msg.call.into_params(), None).await? {
+            match start_call(&link, msg.call.into_params(), None, None).await? {
                 Started::Result(raw) => CallResult::from_result(link.name(), &name, raw).map(CallOutcome::Result),
                 Started::Task(created) => Ok(CallOutcome::Task(created)),
             }
@@ -460,7 +493,7 @@ impl Handler<SendRequest> for ClientConnection {
                 return link.request(&msg.method, msg.params).await;
             }
             // A tools/call declares the tasks extension: a task is followed to its result.
-            match start_call(&link, msg.params, None).await? {
+            match start_call(&link, msg.params, None, None).await? {
                 Started::Result(raw) => Ok(raw),
                 Started::Task(created) => task::wait(&link, created, None).await.map(Value::Object),
             }

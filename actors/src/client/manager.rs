@@ -25,11 +25,11 @@ use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{
-    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
-    Listable, SendRequest, StartToolCall,
+    CallOutcome, CallResult, CallTool, CallToolCancellable, CallToolWith, CancelTask, ClientConnection, GetTask,
+    Invalidate, List, Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
-use super::handlers::ClientHandlers;
+use super::handlers::{CallHandlers, ClientHandlers};
 use super::link::LinkConfig;
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 use crate::counts::ActorCounts;
@@ -391,6 +391,32 @@ impl ClientManager {
         // Held until the answer arrives; dropped with this future, which cancels the call.
         let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
         let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel };
+        let mut result = connection.send(call).await.map_err(|_| ClientError::Closed)??;
+        if let Some(name) = server_name {
+            result.server_name = name;
+        }
+        Ok(result)
+    }
+
+    /// As [`ClientManager::call_tool`], with handlers for this call only: the server's progress
+    /// (a progress token is sent when `handlers.progress` is set), log messages and requests
+    /// during the call reach them when they belong to it (see [`CallHandlers`]); the rest goes
+    /// to the manager's handlers. With `handlers.relay_input`, a stateless `input_required`
+    /// round is returned as the result (its `raw` has `resultType: "input_required"`), and
+    /// `handlers.resume` carries the caller's answers back.
+    ///
+    /// # Errors
+    /// As [`ClientManager::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        handlers: CallHandlers,
+    ) -> Result<CallResult, ClientError> {
+        let (connection, server_name) = self.addr(id)?;
+        let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
+        let call = CallToolWith { call: CallTool { name: tool.to_owned(), arguments }, handlers, cancel };
         let mut result = connection.send(call).await.map_err(|_| ClientError::Closed)??;
         if let Some(name) = server_name {
             result.server_name = name;

@@ -16,10 +16,12 @@ mod task;
 pub(crate) mod tls;
 
 pub use connection::{
-    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
-    ListTools, Listable, SendRequest, StartToolCall,
+    CallOutcome, CallResult, CallTool, CallToolCancellable, CallToolWith, CancelTask, ClientConnection, GetTask,
+    Invalidate, List, ListTools, Listable, SendRequest, StartToolCall,
 };
 pub use error::ClientError;
-pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};
+pub use handlers::{
+    CallHandlers, ClientHandlers, Handler, HandlerFuture, NotificationHook, NotificationSink, RequestAnswerer, Root,
+};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};
