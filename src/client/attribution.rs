@@ -59,6 +59,10 @@ mod tests {
 
     use super::*;
 
+    fn of(call: &(u8, Option<RequestId>)) -> Option<&RequestId> {
+        call.1.as_ref()
+    }
+
     fn calls() -> Vec<(u8, Option<RequestId>)> {
         vec![(1, Some(RequestId::Number(7))), (2, Some(RequestId::Number(9))), (3, None)]
     }
@@ -66,7 +70,6 @@ mod tests {
     #[test]
     fn a_message_on_a_requests_own_stream_belongs_to_that_requests_call_only() {
         let calls = calls();
-        let of = |c: &(u8, Option<RequestId>)| c.1.as_ref();
         assert_eq!(attribute(&calls, of, Arrival::Own(&RequestId::Number(9)), 5).map(|c| c.0), Some(2));
         // A plain request's stream (no handlers of its own): the connection's handlers.
         assert_eq!(attribute(&calls, of, Arrival::Own(&RequestId::Number(8)), 5), None);
@@ -76,7 +79,6 @@ mod tests {
     #[test]
     fn on_a_shared_stream_only_the_one_request_in_flight_is_unambiguous() {
         let one = vec![(1, Some(RequestId::Number(7)))];
-        let of = |c: &(u8, Option<RequestId>)| c.1.as_ref();
         assert_eq!(attribute(&one, of, Arrival::Shared, 1).map(|c| c.0), Some(1));
         // A plain request is in flight too: it may be the one the server means.
         assert_eq!(attribute(&one, of, Arrival::Shared, 2), None);
