@@ -29,8 +29,8 @@ use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{
-    call_tool, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
-    Listable, SendRequest, StartToolCall,
+    call_tool, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask,
+    Invalidate, List, Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
