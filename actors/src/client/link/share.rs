@@ -23,12 +23,12 @@ use mcpd::headers::HeaderParam;
 pub(crate) type ToolParams = Arc<HashMap<String, Vec<HeaderParam>>>;
 
 /// Published by a primary link, read by its satellites.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct LinkShare {
     /// The primary's wire is the stateless one (satellites may call).
     stateless: AtomicBool,
     /// The primary is configured for OAuth (a satellite's `401` may be the primary's to answer).
-    oauth: AtomicBool,
+    oauth: bool,
     /// The listed tools' `x-mcp-header` parameters.
     tool_params: Mutex<ToolParams>,
     /// The bearer the primary last sent (OAuth).
@@ -37,9 +37,12 @@ pub(crate) struct LinkShare {
 
 impl LinkShare {
     pub(crate) fn new(oauth: bool) -> Arc<LinkShare> {
-        let share = LinkShare::default();
-        share.oauth.store(oauth, Ordering::Relaxed);
-        Arc::new(share)
+        Arc::new(LinkShare {
+            stateless: AtomicBool::new(false),
+            oauth,
+            tool_params: Mutex::default(),
+            bearer: Mutex::new(None),
+        })
     }
 
     /// Whether satellites may send calls now.
@@ -49,7 +52,7 @@ impl LinkShare {
 
     /// Whether the primary answers `401`s with OAuth.
     pub(crate) fn oauth(&self) -> bool {
-        self.oauth.load(Ordering::Relaxed)
+        self.oauth
     }
 
     pub(super) fn set_stateless(&self, stateless: bool) {
