@@ -390,6 +390,16 @@ impl Catalog {
         page(&self.prompts, after, size, |_| true, |e| e.definition.clone())
     }
 
+    /// One page of the prompts `visible` keeps (an access-file client's globs), after `after`.
+    pub(crate) fn visible_prompt_page(
+        &self,
+        after: Option<&str>,
+        size: usize,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> (Vec<Arc<Prompt>>, Option<String>) {
+        page(&self.prompts, after, size, visible, |e| e.definition.clone())
+    }
+
     /// One page of resources.
     pub(crate) fn resource_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Resource>>, Option<String>) {
         page(&self.resources, after, size, |_| true, |e| e.definition.clone())
@@ -517,6 +527,14 @@ impl LiveCatalog {
         }
     }
 
+    /// Announces that the tool and prompt lists may look different to clients although the
+    /// catalog did not change (who sees what changed: the access file was reloaded), so that
+    /// they list again (`notifications/tools/list_changed`, `…/prompts/list_changed`).
+    pub fn announce_lists_changed(&self) {
+        self.emit(&CatalogEvent::ToolsChanged);
+        self.emit(&CatalogEvent::PromptsChanged);
+    }
+
     /// Announces that a resource's contents changed (subscribers get
     /// `notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {
@@ -613,13 +631,19 @@ mod tests {
         });
         live.update(|_| {});
         live.resource_updated("test://x");
+        live.announce_lists_changed();
         live.unlisten(id);
         live.update(|c| {
             c.remove_tool("a");
         });
         assert_eq!(
             *heard.lock().unwrap(),
-            vec![CatalogEvent::ToolsChanged, CatalogEvent::ResourceUpdated("test://x".into())]
+            vec![
+                CatalogEvent::ToolsChanged,
+                CatalogEvent::ResourceUpdated("test://x".into()),
+                CatalogEvent::ToolsChanged,
+                CatalogEvent::PromptsChanged
+            ]
         );
         assert_eq!(live.snapshot().tools().count(), 0);
     }

@@ -152,6 +152,11 @@ impl ToolContext {
         self.input_responses.as_deref().and_then(|r| r.get(key))
     }
 
+    /// Every answer to the input requests of an earlier round (MRTR), by key.
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.input_responses.as_deref()
+    }
+
     /// The content of an accepted elicitation answer under `key`; `None` when absent, declined,
     /// or not an elicitation result.
     pub fn elicited(&self, key: &str) -> Option<&Map<String, Value>> {

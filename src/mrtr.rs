@@ -104,6 +104,51 @@ impl InputRequired {
     pub fn into_parts(self) -> (Map<String, Value>, Option<Value>) {
         (self.requests, self.state)
     }
+
+    /// The round another server asked for (its `input_required` result, e.g. a gateway's
+    /// remote) made this server's own: the same requests under the same keys, and that server's
+    /// `requestState` kept inside this server's state (so sealed with it), for
+    /// [`relayed_retry`] to give back on the retry. At most [`MAX_RELAYED_REQUESTS`] requests.
+    ///
+    /// # Errors
+    /// A message when `result` has no input requests, or one is not `{method, params}` with a
+    /// string method.
+    pub fn relay(result: &Map<String, Value>) -> Result<InputRequired, String> {
+        let Some(requests) = result.get("inputRequests").and_then(Value::as_object) else {
+            return Err("its input_required result has no inputRequests object".into());
+        };
+        if requests.is_empty() || requests.len() > MAX_RELAYED_REQUESTS {
+            return Err(format!(
+                "its input_required result names {} input requests (1 to {MAX_RELAYED_REQUESTS} may be relayed)",
+                requests.len()
+            ));
+        }
+        let mut relayed = InputRequired::new();
+        for (key, request) in requests {
+            let Some(method) = request.get("method").and_then(Value::as_str) else {
+                return Err(format!("its input request {key:?} has no method"));
+            };
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+            relayed = relayed.request(key.clone(), method, params);
+        }
+        let state = result.get("requestState").cloned().unwrap_or(Value::Null);
+        Ok(relayed.state(json!({ RELAYED_STATE: state })))
+    }
+}
+
+/// The most input requests one relayed round may carry.
+pub const MAX_RELAYED_REQUESTS: usize = 16;
+
+/// The member of a relaying server's state that holds the state of the server it relays for.
+const RELAYED_STATE: &str = "relayed";
+
+/// What the retry of a round made with [`InputRequired::relay`] carries on to the server relayed
+/// for: the client's responses (an object, empty when none came) and that server's state (none
+/// when it sent none). `None` when `state` (this server's verified state) is no relayed round's.
+pub fn relayed_retry(responses: Option<&Map<String, Value>>, state: Option<&Value>) -> Option<(Value, Option<Value>)> {
+    let relayed = state?.as_object()?.get(RELAYED_STATE)?;
+    let responses = Value::Object(responses.cloned().unwrap_or_default());
+    Some((responses, Some(relayed.clone()).filter(|s| !s.is_null())))
 }
 
 /// Why a `requestState` was refused.
@@ -249,6 +294,51 @@ impl StateSealer {
             return Err(StateError::Expired);
         }
         Ok(payload.remove("s").unwrap_or(Value::Null))
+    }
+}
+
+#[cfg(test)]
+mod relay_tests {
+    use super::*;
+
+    #[test]
+    fn a_relayed_round_keeps_the_requests_and_wraps_the_remote_state_for_the_retry() {
+        let remote = json!({
+            "resultType": "input_required",
+            "inputRequests": {"name": {"method": "elicitation/create", "params": {"message": "Name?"}}},
+            "requestState": "opaque-remote-state"
+        });
+        let round = InputRequired::relay(remote.as_object().unwrap()).unwrap();
+        assert_eq!(round.requests()["name"], json!({"method": "elicitation/create", "params": {"message": "Name?"}}));
+        let state = round.state_value().cloned().unwrap();
+        let mut responses = Map::new();
+        responses.insert("name".into(), json!({"action": "accept", "content": {"name": "Ada"}}));
+        let (sent, remote_state) = relayed_retry(Some(&responses), Some(&state)).unwrap();
+        assert_eq!(sent, json!({"name": {"action": "accept", "content": {"name": "Ada"}}}));
+        assert_eq!(remote_state, Some(json!("opaque-remote-state")), "byte for byte, as the remote sent it");
+        // A remote that sent no state gets none back; a request that is no retry is not one.
+        let stateless = json!({"inputRequests": {"r": {"method": "roots/list"}}});
+        let round = InputRequired::relay(stateless.as_object().unwrap()).unwrap();
+        assert_eq!(round.requests()["r"]["params"], json!({}));
+        assert_eq!(relayed_retry(None, round.state_value()), Some((json!({}), None)));
+        assert_eq!(relayed_retry(Some(&responses), None), None);
+        assert_eq!(relayed_retry(Some(&responses), Some(&json!({"other": 1}))), None);
+    }
+
+    #[test]
+    fn a_round_without_usable_requests_is_refused() {
+        for bad in [
+            json!({"resultType": "input_required"}),
+            json!({"inputRequests": {}}),
+            json!({"inputRequests": {"a": {"params": {}}}}),
+            json!({"inputRequests": []}),
+        ] {
+            assert!(InputRequired::relay(bad.as_object().unwrap()).is_err(), "{bad}");
+        }
+        let many: Map<String, Value> =
+            (0..=MAX_RELAYED_REQUESTS).map(|i| (format!("k{i}"), json!({"method": "roots/list"}))).collect();
+        let too_many = json!({"inputRequests": many});
+        assert!(InputRequired::relay(too_many.as_object().unwrap()).is_err());
     }
 }
 

@@ -184,6 +184,9 @@ pub struct ListenerConfig {
     pub workers: usize,
     /// Where the listener's `{host, port, enabled}` settings persist, if anywhere.
     pub settings_file: Option<PathBuf>,
+    /// The access file's per-client policy (`--access`), if any: its clients' keys admit
+    /// requests (beside `--key`), limited to their tools and prompts.
+    pub access: Option<std::sync::Arc<crate::access::AccessControl>>,
 }
 
 impl Default for ListenerConfig {
@@ -200,6 +203,7 @@ impl Default for ListenerConfig {
             connections: ConnectionLimits::default(),
             sessions: SessionConfig::default(),
             workers: 0,
+            access: None,
             settings_file: None,
         }
     }
@@ -216,7 +220,12 @@ impl ListenerConfig {
     /// # Errors
     /// A one-line explanation.
     pub fn check_exposure(&self) -> Result<(), String> {
-        if !self.binds_loopback() && self.keys.is_open() && self.oauth.is_none() && !self.allow_unauthenticated {
+        if !self.binds_loopback()
+            && self.keys.is_open()
+            && self.oauth.is_none()
+            && self.access.is_none()
+            && !self.allow_unauthenticated
+        {
             return Err(format!(
                 "refusing to bind {} without an API key: anyone on the network could call the tools. \
                  Set --key (or MCPD_KEYS) or --auth-issuer, or pass --allow-unauthenticated",

@@ -11,6 +11,7 @@
 //! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] |
 //! | [`tools`] | project-confined file tools, command tools, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) |
 //! | [`metrics`], [`ActorCounts`], [`ListenerStatus`] | what `/metrics` and `/status` report |
+//! | [`access`] | the access file (`--access`): per-client tools, prompts and rate limits, reloadable |
 //! | [`panics`] | panic containment: a panic costs one request or task, is logged once with its location and counted |
 //!
 //! Inside, five actor kinds exchange typed messages: a `Supervisor` per process (shutdown), a
@@ -38,6 +39,7 @@
 //!
 //! The `mcpd` binary (`src/bin/mcpd/`) is a thin command line over this API.
 
+pub mod access;
 mod auth;
 pub mod client;
 pub mod config;

@@ -148,7 +148,7 @@ impl Listener {
             supported_versions: mcpd::version::ProtocolVersion::all_strings(),
             server: self.server.options().info.clone(),
             tools: self.server.catalog().tools().count(),
-            auth_required: !config.keys.is_open() || config.oauth.is_some(),
+            auth_required: !config.keys.is_open() || config.oauth.is_some() || config.access.is_some(),
             warnings: self.warnings.clone(),
         };
         self.status.set(status.clone());
@@ -177,7 +177,11 @@ impl Listener {
             counts: self.counts.clone(),
             extras: self.extras.clone(),
             tasks: self.tasks.clone(),
+            access: config.access.clone(),
         });
+        if let Some(access) = &config.access {
+            access.install(&self.metrics);
+        }
         let workers = if config.workers == 0 {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         } else {

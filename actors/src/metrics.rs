@@ -22,6 +22,9 @@
 //! | `mcpd_tasks` | `status` | tasks held in the task store (until they expire), by status |
 //! | `mcpd_tasks_created_total` | – | tasks created |
 //! | `mcpd_tasks_expired_total` | – | tasks removed when their time to live ended |
+//! | `mcpd_client_calls_total` | `client`, `outcome` | with `--access`: `tools/call` per access-file client (`-`: every other caller) by outcome (`ok`, `error`, `denied`, `limited`) |
+//! | `mcpd_remote_call_seconds` | `server` | with a gateway: time of each call to a remote, per remote (histogram, 0.5 ms … 30 s) |
+//! | `mcpd_remote_errors_total` | `server`, `kind` | with a gateway: failed remote calls by kind (`timeout`, `connect`, `http`, `protocol`, `rpc`, `auth`, `tool`, `cancelled`, `other`) |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -201,6 +204,34 @@ pub struct Metrics {
     /// strings are allocated per call).
     tool_counters: RwLock<HashMap<Box<str>, [Option<Counter>; 3]>>,
     tasks: TaskHookCell,
+    /// Collectors added at run time (the access file's client counts, the gateway's remotes).
+    more: Arc<RwLock<Vec<Box<dyn MoreMetrics>>>>,
+    /// With an access file: the `tools/call` counts of callers that are no client of it.
+    anonymous_calls: OnceLock<Arc<mcpd::auth::access::CallCounts>>,
+}
+
+/// Metrics added after the registry was built ([`Metrics::add_collector`]), encoded at every
+/// scrape.
+pub trait MoreMetrics: std::fmt::Debug + Send + Sync + 'static {
+    /// Encodes its metric families.
+    ///
+    /// # Errors
+    /// The encoder's.
+    fn encode(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error>;
+}
+
+/// The collectors added after the registry was built.
+#[derive(Debug)]
+struct MoreCollectors(Arc<RwLock<Vec<Box<dyn MoreMetrics>>>>);
+
+impl Collector for MoreCollectors {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let more = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        for collector in more.iter() {
+            collector.encode(&mut encoder)?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug)]
@@ -351,6 +382,8 @@ impl Metrics {
         registry.register_collector(Box::new(TaskCollector(tasks.clone())));
         let tasks = TaskHookCell(tasks);
         let extra = ExtraGauges(extra);
+        let more = Arc::new(RwLock::new(Vec::new()));
+        registry.register_collector(Box::new(MoreCollectors(more.clone())));
         Metrics {
             registry,
             requests,
@@ -364,7 +397,36 @@ impl Metrics {
             tasks,
             request_counters: Box::default(),
             tool_counters: RwLock::default(),
+            more,
+            anonymous_calls: OnceLock::new(),
         }
+    }
+
+    /// Adds a collector read at every scrape (its metrics' names must be its own).
+    pub fn add_collector(&self, collector: Box<dyn MoreMetrics>) {
+        self.more.write().unwrap_or_else(PoisonError::into_inner).push(collector);
+    }
+
+    /// Counts the `tools/call` of callers that are no access-file client in `counts` (set once,
+    /// with the access file).
+    pub(crate) fn set_anonymous_calls(&self, counts: Arc<mcpd::auth::access::CallCounts>) {
+        let _ = self.anonymous_calls.set(counts);
+    }
+
+    /// Records a `tools/call` for `mcpd_client_calls_total`: under its access-file client, or
+    /// under `-` when there is an access file (else nothing).
+    pub(crate) fn client_call(&self, access: Option<&mcpd::auth::scopes::Access>, execution: &Execution) {
+        if execution.method != Method::ToolsCall {
+            return;
+        }
+        let counts = match access.and_then(|a| a.client.as_ref()) {
+            Some(client) => &client.calls,
+            None => match self.anonymous_calls.get() {
+                Some(counts) => counts,
+                None => return,
+            },
+        };
+        counts.add(crate::access::call_outcome(access, execution));
     }
 
     /// Metrics with no session registry (stdio, tests).

@@ -41,6 +41,7 @@ pub(crate) async fn execute(
     match std::future::poll_fn(|cx| panics::poll(Site::Request, work.as_mut(), cx)).await {
         Ok(execution) => {
             metrics.execution(&execution, started.elapsed());
+            metrics.client_call(scope.access.as_deref(), &execution);
             execution.outcome
         }
         Err(_logged_by_the_hook) => {

@@ -2,8 +2,9 @@
 //! that stop DNS-rebinding attacks on a server bound to loopback (here); OAuth 2.1 resource-server
 //! rules without any I/O: the configuration, the checks of a verified token's claims, the
 //! `WWW-Authenticate` challenge, the RFC 9728 metadata document and per-tool scopes
-//! ([`oauth`], [`challenge`], [`scopes`]).
+//! ([`oauth`], [`challenge`], [`scopes`]); per-client access from the access file ([`access`]).
 
+pub mod access;
 pub mod challenge;
 pub mod oauth;
 pub mod scopes;

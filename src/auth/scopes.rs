@@ -71,19 +71,39 @@ impl ToolScopes {
 }
 
 /// What one authenticated caller may do: its grant and the rules (the `tools/list` filter and
-/// the `tools/call` check a transport carries in its request's [`crate::server::Scope`]).
+/// the `tools/call` check a transport carries in its request's [`crate::server::Scope`]), and,
+/// for a client of the access file, its allow-lists.
 #[derive(Debug, Clone)]
 pub struct Access {
-    /// What the token granted.
+    /// What the token granted (nothing for an API key).
     pub granted: Granted,
     /// The per-tool rules.
     pub rules: std::sync::Arc<ToolScopes>,
+    /// The access file's client this caller is (its key, or its token's subject or scopes):
+    /// it sees and may use only the tools and prompts its globs allow. `None`: no such limit.
+    pub client: Option<std::sync::Arc<super::access::AccessClient>>,
 }
 
 impl Access {
+    /// The access of an access-file client recognised by its API key (no token, no scope rule).
+    pub fn of_client(client: std::sync::Arc<super::access::AccessClient>) -> Self {
+        Access { granted: Granted::default(), rules: std::sync::Arc::default(), client: Some(client) }
+    }
+
     /// Whether the caller may call (and so see) `tool`.
     pub fn may_call(&self, tool: &str) -> bool {
-        self.rules.is_empty() || self.rules.missing(tool, &self.granted).is_empty()
+        self.client.as_ref().is_none_or(|c| c.tools.matches(tool))
+            && (self.rules.is_empty() || self.rules.missing(tool, &self.granted).is_empty())
+    }
+
+    /// Whether the caller may get (and so see) `prompt`.
+    pub fn may_get_prompt(&self, prompt: &str) -> bool {
+        self.client.as_ref().is_none_or(|c| c.prompts.matches(prompt))
+    }
+
+    /// Whether prompts are filtered for this caller at all.
+    pub fn filters_prompts(&self) -> bool {
+        self.client.is_some()
     }
 }
 
@@ -106,7 +126,7 @@ mod tests {
         assert_eq!(rules.missing("write_file", &granted(&["admin"])), ["files:write"]);
         assert!(rules.missing("echo", &granted(&[])).is_empty());
         assert_eq!(rules.missing("remote__echo", &granted(&["files:write"])), ["remote"]);
-        let access = Access { granted: granted(&["remote"]), rules: Arc::new(rules) };
+        let access = Access { granted: granted(&["remote"]), rules: Arc::new(rules), client: None };
         assert!(access.may_call("remote__echo") && access.may_call("echo") && !access.may_call("write_x"));
         assert_eq!(access.rules.rules().count(), 3, "a rule without scopes is dropped");
     }

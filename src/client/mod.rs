@@ -1,8 +1,10 @@
 //! The pure part of the MCP client: configuration, request building, the negotiation rules,
 //! the rules a listing (`tools/list` and the like) is read by, response matching, the SSE
-//! decoder, and the rules a client waits for a task by (`task`). The actors that do the I/O live
+//! decoder, the rules a client waits for a task by (`task`), and which call a message a server
+//! sends during calls belongs to (`attribution`). The actors that do the I/O live
 //! in `mcpd-actors`.
 
+pub mod attribution;
 pub mod config;
 pub mod list;
 pub mod negotiate;

@@ -14,9 +14,9 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::list::{visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::list::{visible_prompts, visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::method::Method;
-use super::operation::{complete, named_tool};
+use super::operation::{complete, named_tool, unknown_prompt};
 use super::options::{CacheHint, CacheScope};
 use super::reply::Reply;
 use super::{parse_level, McpServer, Scope};
@@ -150,15 +150,40 @@ impl McpServer {
                 let hidden = tool.zip(scope.access.as_ref()).is_some_and(|(t, a)| !a.may_call(&t.definition.name));
                 return self.call_tool(params, scope, tool.filter(|_| !hidden)).await;
             }
-            (Method::PromptsList, _) => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
-            (Method::PromptsGet, _) => (self.get_prompt(params, scope, catalog).await?, None),
+            (Method::PromptsList, _) => match &scope.access {
+                Some(access) if access.filters_prompts() => {
+                    let visible = |name: &str| access.may_get_prompt(name);
+                    let hint = CacheHint { scope: CacheScope::Private, ..cache.prompts };
+                    (visible_prompts(catalog, &params, size, &visible)?, Some(hint))
+                }
+                _ => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
+            },
+            (Method::PromptsGet, _) => {
+                // A prompt the caller may not get is unknown to it, in the same words.
+                let name = params.get("name").and_then(Value::as_str);
+                if let Some((name, access)) = name.zip(scope.access.as_ref()) {
+                    if !access.may_get_prompt(name) {
+                        return Err(unknown_prompt(name));
+                    }
+                }
+                (self.get_prompt(params, scope, catalog).await?, None)
+            }
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
             (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
-            (Method::Complete, _) => match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
-                Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
-                None => (complete(&params, catalog)?, None),
-            },
+            (Method::Complete, _) => {
+                // Completing a prompt the caller may not get is completing an unknown prompt.
+                let prompt = params.get("ref").filter(|r| r["type"] == "ref/prompt").and_then(|r| r["name"].as_str());
+                if let Some((name, access)) = prompt.zip(scope.access.as_ref()) {
+                    if !access.may_get_prompt(name) {
+                        return Err(unknown_prompt(name));
+                    }
+                }
+                match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
+                    Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
+                    None => (complete(&params, catalog)?, None),
+                }
+            }
             (method, Era::Stateless) if method.is_tasks() => {
                 let Some(service) = self.task_service() else {
                     return Err(ProtocolError::MethodNotFound { method: request.method });
@@ -326,7 +351,7 @@ mod tests {
         let rules = Arc::new(ToolScopes::new(vec![("slow".into(), vec!["slow:run".into()])]));
         let access = |scopes: &[&str]| {
             let granted = Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None };
-            Some(Arc::new(Access { granted, rules: rules.clone() }))
+            Some(Arc::new(Access { granted, rules: rules.clone(), client: None }))
         };
         let list = |access| {
             let request = Request { id: RequestId::Number(3), method: "tools/list".into(), params: None };
@@ -344,6 +369,66 @@ mod tests {
         let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
         let hidden = futures_util::FutureExt::now_or_never(server.execute(call("slow"), &scope, limit)).unwrap();
         assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: slow"));
+    }
+
+    #[test]
+    fn an_access_file_client_sees_and_uses_only_its_tools_and_prompts() {
+        use crate::auth::access::{AccessClient, ClientSpec, Credential};
+        use crate::auth::scopes::Access;
+        let mut catalog = Catalog::new();
+        for name in ["docs__read", "docs__write", "echo"] {
+            catalog.add_tool(Tool::new(name, "T", json!({"type": "object"})), |_a, _c| async {
+                Ok(CallToolResult::text("done"))
+            });
+        }
+        for name in ["docs__intro", "secret"] {
+            catalog.add_prompt(Prompt::new(name, "P", Vec::new()), |_a, _c| async {
+                Ok(GetPromptResult { description: None, messages: Vec::new() })
+            });
+        }
+        let server = McpServer::new(Default::default(), catalog);
+        let spec = ClientSpec {
+            name: "ci".into(),
+            credential: Credential::Key("k".into()),
+            tools: vec!["docs__r*".into(), "echo".into()],
+            prompts: vec!["docs__*".into()],
+            rate_limit: None,
+        };
+        let client = Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()));
+        let scope =
+            Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
+        let execute = |method: &str, params: Value| {
+            let request =
+                Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() };
+            let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+            futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap()
+        };
+        let names =
+            |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
+        let tools = value(&execute("tools/list", json!({})).outcome);
+        assert_eq!(names(&tools, "tools"), [json!("docs__read"), json!("echo")]);
+        assert_eq!(tools["cacheScope"], "private");
+        let prompts = value(&execute("prompts/list", json!({})).outcome);
+        assert_eq!(names(&prompts, "prompts"), [json!("docs__intro")]);
+        assert_eq!(prompts["cacheScope"], "private", "what a client sees is never a shared cache entry");
+        let hidden = execute("tools/call", json!({"name": "docs__write"}));
+        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: docs__write"));
+        let hidden = execute("prompts/get", json!({"name": "secret"}));
+        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret"));
+        let absent = execute("prompts/get", json!({"name": "nope"}));
+        assert!(matches!(absent.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: nope"));
+        assert!(execute("prompts/get", json!({"name": "docs__intro"})).outcome.is_ok());
+        let complete = |name: &str| {
+            let params = json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "a", "value": ""}});
+            execute("completion/complete", params).outcome
+        };
+        assert!(
+            matches!(complete("secret"), Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret")
+        );
+        assert!(
+            matches!(complete("docs__intro"), Err(ProtocolError::InvalidParams(ref m)) if m == "prompt docs__intro has no argument a")
+        );
+        assert!(execute("tools/call", json!({"name": "docs__read"})).outcome.is_ok());
     }
 
     #[test]

@@ -69,6 +69,24 @@ pub(super) fn visible_tools(
     Ok(result)
 }
 
+/// `prompts/list` as one caller sees it: only the prompts `visible` keeps (its access file
+/// client's globs).
+pub(super) fn visible_prompts(
+    catalog: &Catalog,
+    params: &Map<String, Value>,
+    size: usize,
+    visible: &dyn Fn(&str) -> bool,
+) -> Result<Map<String, Value>, ProtocolError> {
+    let after = decode_cursor(params)?;
+    let (items, next) = catalog.visible_prompt_page(after.as_deref(), size, visible);
+    let mut result = Map::new();
+    result.insert(PROMPTS.key.into(), json!(items));
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), json!(URL_SAFE_NO_PAD.encode(next.as_bytes())));
+    }
+    Ok(result)
+}
+
 fn decode_cursor(params: &Map<String, Value>) -> Result<Option<String>, ProtocolError> {
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),

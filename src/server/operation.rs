@@ -23,6 +23,11 @@ pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c C
 }
 
 /// The string `name` of a tool or prompt call.
+/// The error of a `prompts/get` naming a prompt the catalog lacks (or the caller may not see).
+pub(super) fn unknown_prompt(name: &str) -> ProtocolError {
+    ProtocolError::InvalidParams(format!("Unknown prompt: {name}"))
+}
+
 fn name_param(target: Option<Value>, method: &str) -> Result<String, ProtocolError> {
     match target {
         Some(Value::String(name)) => Ok(name),
@@ -169,8 +174,7 @@ impl McpServer {
     ) -> Result<Map<String, Value>, ProtocolError> {
         let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
         let name = name_param(target, "prompts/get")?;
-        let entry =
-            catalog.prompt(&name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+        let entry = catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
         let arguments = arguments_object(arguments, "prompts/get")?;
         for argument in &entry.definition.arguments {
             if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
@@ -227,8 +231,7 @@ pub(super) fn complete(params: &Map<String, Value>, catalog: &Catalog) -> Result
     let completer = match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let name = reference.get("name").and_then(Value::as_str).unwrap_or_default();
-            let prompt =
-                catalog.prompt(name).ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown prompt: {name}")))?;
+            let prompt = catalog.prompt(name).ok_or_else(|| unknown_prompt(name))?;
             if !prompt.definition.arguments.iter().any(|a| a.name == arg_name) {
                 return Err(ProtocolError::InvalidParams(format!("prompt {name} has no argument {arg_name}")));
             }

@@ -216,7 +216,7 @@ impl Authenticator {
 
     fn grant(&self, claims: Result<Claims, AuthOutcome>) -> Result<Arc<Access>, AuthOutcome> {
         let granted = claims?.check(&self.settings, &self.resource, now())?;
-        Ok(Arc::new(Access { granted, rules: self.rules.clone() }))
+        Ok(Arc::new(Access { granted, rules: self.rules.clone(), client: None }))
     }
 }
 

@@ -31,8 +31,8 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::error::ClientError;
-use super::handlers::ClientHandlers;
-use super::link::{CancelSignal, Link, LinkConfig, LinkShare, Mode};
+use super::handlers::{CallHandlers, ClientHandlers};
+use super::link::{CallEntry, CancelSignal, Link, LinkConfig, LinkShare, Mode};
 use super::listing::list_all;
 use super::task;
 use crate::counts::{ActorCounts, ActorKind};
@@ -269,7 +269,7 @@ impl Handler<CallTool> for ClientConnection {
     fn handle(&mut self, msg: CallTool, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg, None))
+        contained(call_tool(link, msg, None, None, None))
     }
 }
 
@@ -282,6 +282,12 @@ pub struct CallToolCancellable {
     pub call: CallTool,
     /// Fires (or is dropped) to cancel.
     pub cancel: tokio::sync::oneshot::Receiver<()>,
+    /// The request's own `_meta` (a gateway forwards its caller's `traceparent` and
+    /// `tracestate`; over HTTP they are sent as headers too).
+    pub meta: Option<Map<String, Value>>,
+    /// Handlers for this call only ([`CallHandlers`]): its progress, log messages and server
+    /// requests reach them.
+    pub handlers: Option<CallHandlers>,
 }
 
 impl Handler<CallToolCancellable> for ClientConnection {
@@ -290,7 +296,7 @@ impl Handler<CallToolCancellable> for ClientConnection {
     fn handle(&mut self, msg: CallToolCancellable, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
-        contained(call_tool(link, msg.call, Some(msg.cancel)))
+        contained(call_tool(link, msg.call, Some(msg.cancel), msg.meta, msg.handlers))
     }
 }
 
@@ -301,10 +307,23 @@ pub(crate) async fn call_tool(
     link: Rc<Link>,
     call: CallTool,
     cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    meta: Option<Map<String, Value>>,
+    handlers: Option<CallHandlers>,
 ) -> Result<CallResult, ClientError> {
     let name = call.name.clone();
     let cancel = cancel.map(futures_util::FutureExt::shared);
-    let raw = match start_call(&link, call.into_params(), cancel.clone()).await? {
+    let registered = handlers.map(|handlers| link.register(handlers));
+    let entry = registered.as_ref().map(|r| &*r.entry);
+    let mut params = call.into_params();
+    let token = entry.and_then(|e| e.token.as_deref());
+    if meta.is_some() || token.is_some() {
+        let mut meta = meta.unwrap_or_default();
+        if let Some(token) = token {
+            meta.insert("progressToken".into(), Value::String(token.to_owned()));
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+    }
+    let raw = match start_call(&link, params, cancel.clone(), entry).await? {
         Started::Result(raw) => raw,
         Started::Task(created) => Value::Object(task::wait(&link, created, cancel).await?),
     };
@@ -334,8 +353,9 @@ async fn start_call(
     link: &Rc<Link>,
     params: Map<String, Value>,
     cancel: Option<CancelSignal>,
+    call: Option<&CallEntry>,
 ) -> Result<Started, ClientError> {
-    let raw = link.request_cancellable("tools/call", params, cancel).await?;
+    let raw = link.request_for_call("tools/call", params, cancel, call).await?;
     if raw.get("resultType").and_then(Value::as_str) != Some("task") {
         return Ok(Started::Result(raw));
     }
@@ -376,7 +396,7 @@ impl Handler<StartToolCall> for ClientConnection {
         let link = self.link.clone();
         contained(async move {
             let name = msg.call.name.clone();
-            match start_call(&link, msg.call.into_params(), None).await? {
+            match start_call(&link, msg.call.into_params(), None, None).await? {
                 Started::Result(raw) => CallResult::from_result(link.name(), &name, raw).map(CallOutcome::Result),
                 Started::Task(created) => Ok(CallOutcome::Task(created)),
             }
@@ -472,7 +492,7 @@ impl Handler<SendRequest> for ClientConnection {
                 return link.request(&msg.method, msg.params).await;
             }
             // A tools/call declares the tasks extension: a task is followed to its result.
-            match start_call(&link, msg.params, None).await? {
+            match start_call(&link, msg.params, None, None).await? {
                 Started::Result(raw) => Ok(raw),
                 Started::Task(created) => task::wait(&link, created, None).await.map(Value::Object),
             }

@@ -109,6 +109,30 @@ impl From<crate::panics::Panic> for ClientError {
 }
 
 impl ClientError {
+    /// Every [`ClientError::kind`], for metrics that list them all.
+    pub const KINDS: [&'static str; 11] =
+        ["timeout", "connect", "http", "auth", "rpc", "protocol", "cancelled", "closed", "config", "task", "internal"];
+
+    /// The error's kind, a bounded metrics label: `timeout`, `connect` (the transport failed),
+    /// `http` (an HTTP error status), `auth` (`401`/`403`, or the OAuth flow failed), `rpc` (the
+    /// server's JSON-RPC error), `protocol` (an answer of the wrong shape, a listing past its
+    /// bounds), `cancelled`, `closed`, `config`, `task`, `internal`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ClientError::Timeout(_) => "timeout",
+            ClientError::Transport(_) => "connect",
+            ClientError::Http { status: 401 | 403, .. } | ClientError::Auth(_) => "auth",
+            ClientError::Http { .. } => "http",
+            ClientError::Rpc { .. } => "rpc",
+            ClientError::Protocol(_) | ClientError::Limit(_) => "protocol",
+            ClientError::Cancelled => "cancelled",
+            ClientError::Closed => "closed",
+            ClientError::Config(_) | ClientError::ConfigChanged | ClientError::UnknownServer(_) => "config",
+            ClientError::Task { .. } => "task",
+            ClientError::Internal(_) => "internal",
+        }
+    }
+
     /// A JSON-RPC error object as a client error (its message cut after 1000 characters).
     pub fn from_error_object(error: &Value, http_status: u16) -> ClientError {
         ClientError::Rpc {

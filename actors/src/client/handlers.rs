@@ -106,3 +106,56 @@ impl ClientHandlers {
         }
     }
 }
+
+/// Hears the params of one kind of notification that belongs to one call.
+pub type NotificationSink = Arc<dyn Fn(&Value) + Send + Sync>;
+/// Answers a server request (method, params) that belongs to one call.
+pub type RequestAnswerer = Arc<dyn Fn(&str, Value) -> HandlerFuture + Send + Sync>;
+
+/// Handlers for one tool call only ([`super::ClientManager::call_tool_with`]), beside the
+/// connection's [`ClientHandlers`].
+///
+/// What belongs to the call: `notifications/progress` carrying the progress token the client
+/// sent with it (a token unique on the connection, sent only when `progress` is set); the
+/// notifications and server requests that arrive on the call's own response stream (streamable
+/// HTTP SSE); and, on a stream shared by every request (stdio, a session's GET stream,
+/// HTTP+SSE), those that arrive while this call is the only request in flight on the
+/// connection (see `mcpd::client::attribution`). Anything else goes to the connection's
+/// handlers.
+#[derive(Clone, Default)]
+pub struct CallHandlers {
+    /// The params of the call's `notifications/progress`.
+    pub progress: Option<NotificationSink>,
+    /// The params of the call's `notifications/message` (log messages).
+    pub log: Option<NotificationSink>,
+    /// Answers the call's `elicitation/create`, `sampling/createMessage` and `roots/list` —
+    /// server-to-client requests, or the input requests of a stateless `input_required` round
+    /// when `relay_input` is off.
+    pub requests: Option<RequestAnswerer>,
+    /// On the stateless wire: an `input_required` result is returned as the call's result
+    /// (`resultType: "input_required"`, its `inputRequests` and `requestState`) for the caller
+    /// to relay, instead of being answered here.
+    pub relay_input: bool,
+    /// On the stateless wire: the first request carries these `inputResponses` and this
+    /// `requestState` (the retry of an `input_required` round the caller relayed).
+    pub resume: Option<(Value, Option<Value>)>,
+}
+
+impl fmt::Debug for CallHandlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallHandlers")
+            .field("progress", &self.progress.is_some())
+            .field("log", &self.log.is_some())
+            .field("requests", &self.requests.is_some())
+            .field("relay_input", &self.relay_input)
+            .field("resume", &self.resume.is_some())
+            .finish()
+    }
+}
+
+impl CallHandlers {
+    /// Whether anything the server sends during the call needs routing to these handlers.
+    pub(crate) fn routes(&self) -> bool {
+        self.progress.is_some() || self.log.is_some() || self.requests.is_some()
+    }
+}

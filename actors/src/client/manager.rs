@@ -33,7 +33,7 @@ use super::connection::{
     Invalidate, List, Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
-use super::handlers::ClientHandlers;
+use super::handlers::{CallHandlers, ClientHandlers};
 use super::link::{Link, LinkConfig, LinkShare};
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 use crate::counts::ActorCounts;
@@ -236,6 +236,9 @@ impl Stored {
 /// A server's connection: its configuration key, its actor, what its link publishes to
 /// satellites.
 type Connection = (String, Addr<ClientConnection>, Arc<LinkShare>);
+
+/// A call's own `_meta` and handlers.
+type CallExtras = (Option<Map<String, Value>>, Option<CallHandlers>);
 
 /// Numbers managers, so that a thread's satellites are told apart by manager.
 static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
@@ -476,37 +479,68 @@ impl ClientManager {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ClientError> {
-        let (call, retry) = match self.start_on_satellite(id, tool, arguments) {
+        self.call_tool_with(id, tool, arguments, None, None).await
+    }
+
+    /// As [`ClientManager::call_tool`], with the request's own `_meta` (its `traceparent` and
+    /// `tracestate` are also sent as HTTP headers to an HTTP server) and handlers for this call
+    /// only: the server's progress (a progress token is added to `_meta` when
+    /// `handlers.progress` is set), log messages and requests during the call reach them when
+    /// they belong to it (see [`CallHandlers`]); the rest goes to the manager's handlers. With
+    /// `handlers.relay_input`, a stateless `input_required` round is returned as the result (its
+    /// `raw` has `resultType: "input_required"`), and `handlers.resume` carries the caller's
+    /// answers back. A stateless call runs on this thread's satellite link when there is one.
+    ///
+    /// # Errors
+    /// As [`ClientManager::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        handlers: Option<CallHandlers>,
+    ) -> Result<CallResult, ClientError> {
+        let (call, retry) = match self.start_on_satellite(id, tool, arguments, (meta, handlers)) {
             Ok(started) => started,
-            Err(arguments) => return self.call_on_connection(id, tool, arguments).await,
+            Err((arguments, extras)) => return self.call_on_connection(id, tool, arguments, extras).await,
         };
         let outcome = call.await.and_then(|outcome| outcome);
         match (outcome, retry) {
             // With OAuth the connection answers a 401 and the call is sent again through it.
-            (Err(ClientError::Http { status: 401 | 403, .. }), Some(arguments)) => {
-                self.call_on_connection(id, tool, arguments).await
+            (Err(ClientError::Http { status: 401 | 403, .. }), Some((arguments, extras))) => {
+                self.call_on_connection(id, tool, arguments, extras).await
             }
             (outcome, _) => self.named(id, outcome),
         }
     }
 
-    /// Starts the call on this thread's satellite, when there is one (else the arguments come
-    /// back): the call's future (dropping it aborts the call, which closes its stream) and,
-    /// when the connection has OAuth, the arguments again for a retry through it.
-    #[allow(clippy::type_complexity, reason = "a private pair")]
+    /// Starts the call on this thread's satellite, when there is one (else the arguments and
+    /// extras come back): the call's future (dropping it aborts the call, which closes its
+    /// stream) and, when the connection has OAuth, the arguments again for a retry through it.
+    #[allow(
+        clippy::type_complexity,
+        clippy::result_large_err,
+        reason = "private pairs; the Err is the call itself, handed back"
+    )]
     fn start_on_satellite(
         &self,
         id: &str,
         tool: &str,
         arguments: Map<String, Value>,
-    ) -> Result<(AbortOnDrop<Result<CallResult, ClientError>>, Option<Map<String, Value>>), Map<String, Value>> {
-        let Some((link, share)) = self.satellite(id) else { return Err(arguments) };
-        let retry = share.oauth().then(|| arguments.clone());
+        extras: CallExtras,
+    ) -> Result<
+        (AbortOnDrop<Result<CallResult, ClientError>>, Option<(Map<String, Value>, CallExtras)>),
+        (Map<String, Value>, CallExtras),
+    > {
+        let Some((link, share)) = self.satellite(id) else { return Err((arguments, extras)) };
+        let retry = share.oauth().then(|| (arguments.clone(), extras.clone()));
         let call = CallTool { name: tool.to_owned(), arguments };
+        let (meta, handlers) = extras;
         // The link is this thread's: the call runs here as a task of its own, so the caller's
         // future stays `Send`.
         let task = actix_rt::spawn(async move {
-            crate::panics::contain(crate::panics::Site::Client, call_tool(link, call, None))
+            crate::panics::contain(crate::panics::Site::Client, call_tool(link, call, None, meta, handlers))
                 .await
                 .unwrap_or_else(|panic| Err(ClientError::from(panic)))
         });
@@ -522,22 +556,21 @@ impl ClientManager {
         Ok(result)
     }
 
-    /// [`ClientManager::call_tool`] through the connection actor.
+    /// [`ClientManager::call_tool_with`] through the connection actor.
     async fn call_on_connection(
         &self,
         id: &str,
         tool: &str,
         arguments: Map<String, Value>,
+        extras: CallExtras,
     ) -> Result<CallResult, ClientError> {
-        let (connection, server_name) = self.addr(id)?;
+        let (connection, _) = self.addr(id)?;
         // Held until the answer arrives; dropped with this future, which cancels the call.
         let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
-        let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel };
-        let mut result = connection.send(call).await.map_err(|_| ClientError::Closed)??;
-        if let Some(name) = server_name {
-            result.server_name = name;
-        }
-        Ok(result)
+        let (meta, handlers) = extras;
+        let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel, meta, handlers };
+        let outcome = connection.send(call).await.map_err(|_| ClientError::Closed)?;
+        self.named(id, outcome)
     }
 
     /// Calls a tool without waiting for a task: the result when the server answers at once,

@@ -20,6 +20,8 @@ pub use connection::{
     ListTools, Listable, SendRequest, StartToolCall,
 };
 pub use error::ClientError;
-pub use handlers::{ClientHandlers, Handler, HandlerFuture, NotificationHook, Root};
+pub use handlers::{
+    CallHandlers, ClientHandlers, Handler, HandlerFuture, NotificationHook, NotificationSink, RequestAnswerer, Root,
+};
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};

@@ -7,12 +7,19 @@
 //! without the required scopes 403. A token decided from cached keys costs no wait and no task;
 //! only a key-set fetch or an introspection makes the request wait (boxed, off the hot path). The
 //! admitted token's [`Access`] rides in the request's extensions for the per-tool checks.
+//!
+//! With an access file (`--access`), a key of one of its clients admits that client: its
+//! [`Access`] (the tools and prompts its globs allow) rides in the extensions likewise, and an
+//! OAuth token whose subject or scopes a client names becomes that client. `--key` keys still
+//! admit with everything; without any, an access file means a key (or token) is required. A
+//! client's `tools/call` beyond its rate limit is `429` with `Retry-After`.
 
 use actix_web::body::EitherBody;
 use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::header;
 use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
 use futures_util::future::{ready, Either, LocalBoxFuture, MapOk, Ready, TryFutureExt as _};
+use mcpd::auth::access::{retry_after_secs, AccessClient, CallOutcome};
 use mcpd::auth::challenge::METADATA_PATH;
 use mcpd::auth::oauth::{bearer_token, AuthOutcome};
 use mcpd::auth::scopes::Access;
@@ -81,11 +88,13 @@ where
             }
             Admission::Wait(auth) => {
                 let service = self.service.clone();
+                let state = self.state.clone();
                 Either::Right(Box::pin(async move {
                     let token = bearer(req.request()).unwrap_or_default().to_owned();
                     match auth.decide(&token).await {
                         Ok(access) => {
                             auth.count(AuthOutcome::Ok);
+                            let access = token_client(access, &state);
                             req.extensions_mut().insert(access);
                             service.call(req).await.map(ServiceResponse::map_into_left_body)
                         }
@@ -134,8 +143,15 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
         }
     }
     let key = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(access) = state.access.as_ref().and_then(|control| control.identify(key)) {
+        if let Some(auth) = &state.auth {
+            auth.count(AuthOutcome::ApiKey);
+        }
+        return Admission::Admit(Some(access));
+    }
     let Some(auth) = &state.auth else {
-        if state.keys.authorizes(key) {
+        // An access file means callers authenticate, even without `--key`.
+        if (state.access.is_none() || !state.keys.is_open()) && state.keys.authorizes(key) {
             return Admission::Admit(None);
         }
         let mut response =
@@ -157,10 +173,18 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     match auth.decide_now(token) {
         Decision::Now(Ok(access)) => {
             auth.count(AuthOutcome::Ok);
-            Admission::Admit(Some(access))
+            Admission::Admit(Some(token_client(access, state)))
         }
         Decision::Now(Err(outcome)) => Admission::Deny(refusal(auth, outcome)),
         Decision::Later => Admission::Wait(auth.clone()),
+    }
+}
+
+/// An admitted token's access, limited to the access-file client it matches (if any).
+fn token_client(access: Arc<Access>, state: &AppState) -> Arc<Access> {
+    match &state.access {
+        Some(control) => control.for_token(access),
+        None => access,
     }
 }
 
@@ -199,14 +223,32 @@ pub(super) fn access_of(req: &HttpRequest) -> Option<Arc<Access>> {
     req.extensions().get::<Arc<Access>>().cloned()
 }
 
-/// `403 insufficient_scope` for a `tools/call` of a tool whose own scopes the caller's token
-/// lacks, naming the scopes to ask for; `None`: it may go on.
+/// The refusal of a `tools/call` before it runs: `429` with `Retry-After` when the caller's
+/// access-file client has spent its rate limit; `403 insufficient_scope` for a tool whose own
+/// scopes the caller's token lacks, naming the scopes to ask for (not for a tool the client may
+/// not call at all: that one is unknown to it, as the core answers). `None`: it may go on.
 pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, state: &AppState) -> Option<HttpResponse> {
-    let (access, auth) = (access?, state.auth.as_ref()?);
+    let access = access?;
     if Method::parse(&request.method) != Method::ToolsCall {
         return None;
     }
-    let tool = request.params.as_ref()?.get("name")?.as_str()?;
+    let tool = request.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str());
+    if let Some(client) = &access.client {
+        if let Err(wait) = client.take_call(std::time::Instant::now()) {
+            client.calls.add(CallOutcome::Limited);
+            return Some(rate_limited(request, client, wait));
+        }
+        if !tool.is_some_and(|tool| client.tools.matches(tool)) {
+            return None;
+        }
+        // A client recognised by its key is an API key: its globs are its rules, no scope is
+        // asked of it (as of any API key).
+        if access.rules.is_empty() {
+            return None;
+        }
+    }
+    let auth = state.auth.as_ref()?;
+    let tool = tool?;
     let ask = auth.tool_refusal(tool, access)?;
     auth.count(AuthOutcome::InsufficientScope);
     log::debug!("tools/call {tool:?} refused: the token lacks a scope it needs");
@@ -215,4 +257,20 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
     let object = mcpd::jsonrpc::ErrorObject::new(ErrorCode::UNAUTHORIZED, message);
     let body = mcpd::jsonrpc::Outgoing::Error { id: Some(&request.id), error: &object }.to_vec();
     Some(with_challenge(super::reply::json_bytes(403, body), &challenge))
+}
+
+/// `429 Too Many Requests` for a client past its rate limit: `Retry-After` in whole seconds
+/// (rounded up) and a JSON-RPC error answering the request.
+fn rate_limited(request: &Request, client: &AccessClient, wait: std::time::Duration) -> HttpResponse {
+    let retry = retry_after_secs(wait);
+    let limit =
+        client.rate_limit.map_or_else(String::new, |l| format!(" ({} a minute, {} at once)", l.per_minute, l.burst));
+    log::debug!("client {:?} is over its rate limit", client.name);
+    let message =
+        format!("Too many requests: client {:?} is over its rate limit{limit}; retry in {retry} s", client.name);
+    let object = mcpd::jsonrpc::ErrorObject::new(ErrorCode::INTERNAL_ERROR, message);
+    let body = mcpd::jsonrpc::Outgoing::Error { id: Some(&request.id), error: &object }.to_vec();
+    let mut response = super::reply::json_bytes(429, body);
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(retry));
+    response
 }

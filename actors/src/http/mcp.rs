@@ -32,6 +32,25 @@ static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(mcpd::headers::PRO
 static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
 static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
 static SESSION_ID: HeaderName = HeaderName::from_static(mcpd::headers::SESSION_ID);
+static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+
+/// Puts the W3C trace context of the HTTP request (`traceparent`, `tracestate`) in the request's
+/// `_meta`, where handlers read it (the gateway forwards it to its remote), unless the request
+/// carries its own there. Without the header this is one lookup.
+pub(super) fn carry_trace(request: &mut Request, headers: &HeaderMap) {
+    let Some(parent) = headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()) else { return };
+    let params = request.params.get_or_insert_with(serde_json::Map::new);
+    let meta = params.entry("_meta").or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    let Some(meta) = meta.as_object_mut() else { return };
+    if meta.contains_key("traceparent") {
+        return;
+    }
+    meta.insert("traceparent".into(), parent.into());
+    if let Some(state) = headers.get(&TRACESTATE).and_then(|v| v.to_str().ok()) {
+        meta.insert("tracestate".into(), state.into());
+    }
+}
 
 /// The text value of the header with this lowercase name; the routing headers are found by
 /// their ready-made names, any other (an `Mcp-Param-*`) by parsing its name.
@@ -83,11 +102,12 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
     };
     let access = super::guard::access_of(&req);
     match route_post(incoming, &headers.routing, session_id, sessions) {
-        Posted::InSession(session_id, message) => {
-            if let Message::Request(request) = &message {
+        Posted::InSession(session_id, mut message) => {
+            if let Message::Request(request) = &mut message {
                 if let Some(refused) = tool_refusal(request, access.as_ref(), &state) {
                     return refused;
                 }
+                carry_trace(request, req.headers());
             }
             super::session::handle(session_id, message, &state, access).await
         }
@@ -97,14 +117,18 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
             error_response(Some(&request.id), &error, Era::Stateful)
         }
-        Posted::Stateless(request) => match tool_refusal(&request, access.as_ref(), &state) {
+        Posted::Stateless(mut request) => match tool_refusal(&request, access.as_ref(), &state) {
             Some(refused) => refused,
-            None => super::stateless::serve(request, &headers, &state, access).await,
+            None => {
+                carry_trace(&mut request, req.headers());
+                super::stateless::serve(request, &headers, &state, access).await
+            }
         },
-        Posted::Handshake(request) => {
+        Posted::Handshake(mut request) => {
             if let Some(refused) = tool_refusal(&request, access.as_ref(), &state) {
                 return refused;
             }
+            carry_trace(&mut request, req.headers());
             let id = request.id.clone();
             match answer_legacy(request, &headers.routing, &state, access).await {
                 Ok(result) => result_response(&id, &result),

@@ -83,6 +83,8 @@ pub(crate) struct AppState {
     pub extras: Option<StatusExtras>,
     /// The tasks (the tasks extension), when enabled.
     pub tasks: Option<crate::tasks::Tasks>,
+    /// The access file's per-client policy (`--access`), when there is one.
+    pub access: Option<Arc<crate::access::AccessControl>>,
 }
 
 /// A provider of extra status fields (an object merged into the status JSON).
@@ -165,6 +167,9 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         }
         if let Some(tasks) = &state.tasks {
             object.insert("tasks".into(), tasks.status());
+        }
+        if let Some(access) = &state.access {
+            object.insert("access".into(), access.status_json());
         }
     }
     HttpResponse::Ok().json(status)

@@ -362,11 +362,12 @@ pub(super) async fn legacy_messages(
         Ok(message) => message,
         Err(rejection) => return rejection_response(&rejection),
     };
-    let Some(request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
+    let Some(mut request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
     let access = super::guard::access_of(&req);
     if let Some(refused) = super::guard::tool_refusal(&request, access.as_ref(), &state) {
         return refused;
     }
+    super::mcp::carry_trace(&mut request, req.headers());
     let Some(in_flight) = handle.shared.admit() else {
         return refuse_over_limit(&request, Method::parse(&request.method), &handle, &state);
     };

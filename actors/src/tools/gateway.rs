@@ -28,14 +28,21 @@ use mcpd::catalog::{LiveCatalog, ToolError};
 use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
 use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
+use mcpd::context::{LogLevel, ToolContext};
+use mcpd::jsonrpc::{ErrorCode, ErrorObject};
 use mcpd::model::{CallToolResult, Implementation, Tool};
+use mcpd::mrtr::{capability_for, relayed_retry, InputRequired};
 use mcpd::tasks::TaskSupport;
 use serde_json::{json, Map, Value};
 
 use crate::client::oauth::CredentialStore;
-use crate::client::{CallResult, ClientError, ClientHandlers, ClientManager, NotificationHook, ServerRecord};
+use crate::client::{
+    CallHandlers, CallResult, ClientError, ClientHandlers, ClientManager, Handler, HandlerFuture, NotificationHook,
+    NotificationSink, RequestAnswerer, ServerRecord,
+};
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
+use crate::tools::remote_metrics::RemoteMetrics;
 
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
@@ -127,6 +134,8 @@ pub struct Gateway {
     filter: ToolFilter,
     remotes: Vec<Remote>,
     health: Mutex<HashMap<String, RemoteHealth>>,
+    /// Per-remote call latency and errors by kind (`/metrics`).
+    remote_metrics: Arc<RemoteMetrics>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -167,7 +176,7 @@ impl Gateway {
                     }
                 }
             });
-            let handlers = ClientHandlers { notifications: Some(hook), ..ClientHandlers::default() };
+            let handlers = unattributed_handlers(hook);
             let mut manager =
                 ClientManager::new(handlers, Implementation::new("mcpd-gateway", env!("CARGO_PKG_VERSION")), counts);
             if let Some(store) = store {
@@ -176,7 +185,9 @@ impl Gateway {
             let mut remotes = Vec::new();
             let mut taken = Vec::new();
             let mut health = HashMap::new();
+            let remote_metrics = Arc::new(RemoteMetrics::default());
             for record in records {
+                remote_metrics.register(&record.id);
                 let prefix = prefix_for(&record.id, &taken);
                 taken.push(prefix.clone());
                 let transport = match &record.server {
@@ -201,7 +212,7 @@ impl Gateway {
                 remotes.push(Remote { id: record.id.clone(), prefix });
                 manager.upsert(record);
             }
-            Gateway { manager, live, filter, remotes, health: Mutex::new(health) }
+            Gateway { manager, live, filter, remotes, health: Mutex::new(health), remote_metrics }
         })
     }
 
@@ -297,9 +308,9 @@ impl Gateway {
             for tool in exported {
                 let remote_name = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned();
                 let (gateway, server) = (gateway.clone(), id.to_owned());
-                catalog.add_tool(tool, move |arguments: Map<String, Value>, _ctx| {
+                catalog.add_tool(tool, move |arguments: Map<String, Value>, ctx: ToolContext| {
                     let (gateway, server, remote_name) = (gateway.clone(), server.clone(), remote_name.clone());
-                    async move { gateway.call(&server, &remote_name, arguments).await }
+                    async move { gateway.call(&server, &remote_name, arguments, ctx).await }
                 });
             }
         });
@@ -312,11 +323,34 @@ impl Gateway {
         }
     }
 
-    async fn call(&self, server: &str, tool: &str, arguments: Map<String, Value>) -> Result<CallToolResult, ToolError> {
-        let outcome = panics::contain(Site::Gateway, self.manager.call_tool(server, tool, arguments))
-            .await
-            .unwrap_or_else(|panic| Err(ClientError::from(panic)));
+    /// Calls a remote tool for the caller of `ctx`, passing through what happens meanwhile (see
+    /// [`pass_through`]); a remote's `input_required` round becomes this call's own round.
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        ctx: ToolContext,
+    ) -> Result<CallToolResult, ToolError> {
+        let started = std::time::Instant::now();
+        let handlers = pass_through(&ctx);
+        let call = self.manager.call_tool_with(server, tool, arguments, trace_meta(&ctx), Some(handlers));
+        let outcome = panics::contain(Site::Gateway, call).await.unwrap_or_else(|panic| Err(ClientError::from(panic)));
+        self.remote_metrics.record(server, started.elapsed(), &outcome);
         match outcome {
+            Ok(result) if result.raw.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                self.mark_up(server);
+                let round = result.raw.as_object().map(InputRequired::relay);
+                match round {
+                    Some(Ok(round)) => Err(ToolError::InputRequired(round)),
+                    Some(Err(reason)) => {
+                        Err(ToolError::failed(format!("remote server {server} asked for input: {reason}")))
+                    }
+                    None => {
+                        Err(ToolError::failed(format!("remote server {server} asked for input of the wrong shape")))
+                    }
+                }
+            }
             Ok(result) => {
                 self.mark_up(server);
                 // Passed through faithfully: content, structured content and isError as received.
@@ -368,6 +402,11 @@ impl Gateway {
         }
     }
 
+    /// The per-remote call metrics, for [`crate::metrics::Metrics::add_collector`].
+    pub fn remote_metrics(&self) -> Arc<RemoteMetrics> {
+        self.remote_metrics.clone()
+    }
+
     /// Every remote's health, in file order.
     pub fn health(&self) -> Vec<RemoteHealth> {
         let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
@@ -386,6 +425,118 @@ impl Gateway {
     /// Closes every connection (DELETE sessions, stop children).
     pub async fn close(&self) {
         self.manager.close().await;
+    }
+}
+
+/// The W3C trace context of the caller's request (its `_meta`, where the HTTP edge also puts the
+/// `traceparent` and `tracestate` headers), forwarded in the remote call's `_meta`.
+fn trace_meta(ctx: &mcpd::context::ToolContext) -> Option<Map<String, Value>> {
+    let meta = ctx.meta()?;
+    let trace: Map<String, Value> = ["traceparent", "tracestate"]
+        .into_iter()
+        .filter_map(|key| meta.get(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
+        .collect();
+    (!trace.is_empty()).then_some(trace)
+}
+
+/// The handlers of one gateway call, from its caller's context:
+///
+/// - the remote's progress becomes the caller's (only when the caller sent a progress token:
+///   the remote is sent one of the client's own), its log messages the caller's (at the
+///   caller's log level);
+/// - the remote's `elicitation/create`, `sampling/createMessage` and `roots/list` are asked of
+///   the caller as its own requests when it declared the capability, and refused with an
+///   error naming why otherwise (never answered with made-up defaults);
+/// - a stateless remote's `input_required` round is returned, for the gateway to make it its
+///   own round (the server asks a caller in a session itself, and answers a stateless caller
+///   with `input_required`); the retry of such a round carries the caller's answers and the
+///   remote's state on.
+fn pass_through(ctx: &ToolContext) -> CallHandlers {
+    let progress: Option<NotificationSink> = (ctx.has_peer() && ctx.progress_token().is_some()).then(|| {
+        let ctx = ctx.clone();
+        Arc::new(move |params: &Value| {
+            if let Some(progress) = params.get("progress").and_then(Value::as_f64) {
+                let total = params.get("total").and_then(Value::as_f64);
+                ctx.progress(progress, total, params.get("message").and_then(Value::as_str));
+            }
+        }) as NotificationSink
+    });
+    let log: Option<NotificationSink> = ctx.has_peer().then(|| {
+        let ctx = ctx.clone();
+        Arc::new(move |params: &Value| {
+            let level = params.get("level").and_then(Value::as_str).and_then(LogLevel::parse);
+            if let Some(level) = level {
+                let data = params.get("data").cloned().unwrap_or(Value::Null);
+                ctx.log(level, params.get("logger").and_then(Value::as_str), data);
+            }
+        }) as NotificationSink
+    });
+    let caller = ctx.clone();
+    let requests: RequestAnswerer = Arc::new(move |method: &str, params: Value| -> HandlerFuture {
+        let ctx = caller.clone();
+        let method = method.to_owned();
+        Box::pin(async move {
+            if method == "ping" {
+                return Ok(json!({}));
+            }
+            let Some(capability) = capability_for(&method) else {
+                return Err(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("{method} is not forwarded by mcpd's gateway"),
+                ));
+            };
+            if !ctx.client_supports(capability) {
+                return Err(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!(
+                        "{method} refused by mcpd's gateway: the calling client did not declare the {capability} \
+                         capability"
+                    ),
+                ));
+            }
+            ctx.request(&method, params).await.map_err(|error| {
+                ErrorObject::new(
+                    error.code,
+                    format!(
+                        "{method} could not be forwarded by mcpd's gateway to the calling client: {}",
+                        error.message
+                    ),
+                )
+            })
+        })
+    });
+    CallHandlers {
+        progress,
+        log,
+        requests: Some(requests),
+        relay_input: true,
+        resume: relayed_retry(ctx.input_responses(), ctx.request_state()),
+    }
+}
+
+/// The gateway's own answers to what a remote asks outside any call it can attribute (several
+/// calls in flight on a shared stream, or none): refused, never answered with made-up defaults.
+/// `elicitation`, `sampling` and `roots` are declared to every remote all the same: they are
+/// what mcpd forwards to the callers that declared them.
+fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
+    fn refuse(method: &'static str) -> Handler {
+        Arc::new(move |_params| {
+            Box::pin(async move {
+                Err(ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "{method} refused by mcpd's gateway: it cannot tell which caller the request is for \
+                         (it is not tied to one call in flight)"
+                    ),
+                ))
+            })
+        })
+    }
+    ClientHandlers {
+        elicitation: refuse("elicitation/create"),
+        sampling: Some(refuse("sampling/createMessage")),
+        roots: Vec::new(),
+        notifications: Some(hook),
     }
 }
 

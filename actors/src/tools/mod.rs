@@ -7,5 +7,6 @@ pub mod files;
 pub mod gateway;
 pub mod paths;
 pub mod prompts;
+pub mod remote_metrics;
 pub mod resources;
 pub mod sets;

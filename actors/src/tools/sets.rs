@@ -251,6 +251,9 @@ impl ToolReport {
     pub async fn install(self, runtime: &Mcpd) -> Result<(), RuntimeError> {
         let status = self.clone();
         runtime.set_status_extras(Arc::new(move || status.status_json())).await?;
+        if let Some(gateway) = &self.gateway {
+            runtime.metrics().add_collector(Box::new(gateway.remote_metrics()));
+        }
         runtime.metrics().set_gauges(Arc::new(move || self.gauges()));
         Ok(())
     }

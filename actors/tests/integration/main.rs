@@ -35,6 +35,8 @@ mod file_resources;
 mod file_tools;
 mod files_race;
 mod gateway;
+mod gateway_access;
+mod gateway_passthrough;
 mod hostile_remote;
 mod http_endpoint;
 mod http_guard;

@@ -4,6 +4,7 @@ call each `TOOL=ARGS_JSON` given, in order. Prints one JSON line:
     {"tools": [names...], "calls": [{"tool": name, "result": <CallToolResult> | "error": {...}}, ...]}
 
 Usage: py_gateway_client.py <url> TOOL=ARGS_JSON [TOOL=ARGS_JSON ...]
+With MCPD_TEST_KEY set, every request carries it as X-API-Key.
 Exit 0 on success, 1 on failure (30 s overall limit), 2 on bad usage.
 """
 
@@ -25,7 +26,13 @@ async def run(url: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, An
     from mcp.shared.exceptions import MCPError
 
     async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT_S)))
+        import os
+
+        key = os.environ.get("MCPD_TEST_KEY")
+        headers = {"X-API-Key": key} if key else None
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT_S), headers=headers)
+        )
         client = await stack.enter_async_context(
             Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None, read_timeout_seconds=TIMEOUT_S)
         )

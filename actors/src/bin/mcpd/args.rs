@@ -181,6 +181,10 @@ pub(crate) struct ServeArgs {
     /// An mcpServers file whose servers' tools are re-exported (the gateway).
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,
+    /// A JSON access file: named clients, each with its key and the tools and prompts it may use
+    /// (HTTP only; reloaded on SIGHUP).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) access: Option<PathBuf>,
     /// Do not offer the project's files as resources (file:///{+path}, the listing, subscriptions).
     #[arg(long)]
     pub(crate) no_file_resources: bool,

@@ -67,6 +67,16 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }
+    if let Some(access) = settings.listener.access.clone() {
+        let live = settings.live.clone();
+        reload_on_hangup(move || {
+            // A file that cannot be used keeps the policy in force; reload logs why. A good one
+            // may change what clients see: they are told to list again.
+            if access.reload_current().is_ok() {
+                live.announce_lists_changed();
+            }
+        });
+    }
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;
     let eras = if sessions {
         "stateless 2026-07-28, streamable-HTTP sessions and HTTP+SSE for 2024-11-05…2025-11-25"
@@ -103,6 +113,27 @@ fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>
         counts,
         store,
     ))
+}
+
+/// Calls `reload` at every SIGHUP (Unix), for as long as the system runs.
+fn reload_on_hangup(reload: impl Fn() + 'static) {
+    #[cfg(unix)]
+    {
+        use actix_rt::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::hangup()) {
+            Ok(mut hangup) => {
+                actix_rt::spawn(async move {
+                    while hangup.recv().await.is_some() {
+                        log::info!("SIGHUP: reloading the access file");
+                        reload();
+                    }
+                });
+            }
+            Err(e) => log::warn!("cannot listen for SIGHUP: {e}"),
+        }
+    }
+    #[cfg(not(unix))]
+    drop(reload);
 }
 
 async fn wait_for_signal() {

@@ -14,6 +14,7 @@ use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::server::TaskOptions;
 use mcpd::{McpServer, ServerOptions};
+use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, Declarations};
 use mcpd_actors::tools::files::FileToolOptions;
@@ -167,6 +168,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let mut listener = listener_config(args, &props, max_command_time)?;
+    if listener.access.is_some() && args.port.is_none() {
+        warnings.push("the access file applies to HTTP only (-p): stdio has one client, served everything".into());
+    }
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
@@ -345,6 +349,10 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
         sessions,
         workers: pick(args.workers, props, "workers")?.unwrap_or(0),
         settings_file: args.settings.clone(),
+        access: match args.access.clone().or_else(|| props.get("access").map(PathBuf::from)) {
+            Some(path) => Some(AccessControl::load(&path).map_err(usage)?),
+            None => None,
+        },
     })
 }
 

@@ -15,6 +15,8 @@ static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(mcpd::headers::PRO
 static SESSION_ID: HeaderName = HeaderName::from_static(mcpd::headers::SESSION_ID);
 static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
 static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
+static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// `MCP-Protocol-Version: <version>`.
 pub(super) fn version(version: ProtocolVersion) -> (HeaderName, HeaderValue) {
@@ -25,6 +27,20 @@ pub(super) fn version(version: ProtocolVersion) -> (HeaderName, HeaderValue) {
 /// as one, so it can).
 pub(super) fn session(id: &str) -> Option<(HeaderName, HeaderValue)> {
     HeaderValue::from_str(id).ok().map(|value| (SESSION_ID.clone(), value))
+}
+
+/// The W3C trace context headers a request's `_meta` carries (`traceparent`, `tracestate`),
+/// added to `headers` so that an HTTP server sees them where tracing middleware looks; values
+/// that cannot be header values are left out (they still travel in `_meta`).
+pub(super) fn trace(params: &serde_json::Map<String, serde_json::Value>, headers: &mut Headers) {
+    let Some(meta) = params.get("_meta").and_then(serde_json::Value::as_object) else { return };
+    for name in [&TRACEPARENT, &TRACESTATE] {
+        if let Some(value) = meta.get(name.as_str()).and_then(serde_json::Value::as_str) {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                headers.push((name.clone(), value));
+            }
+        }
+    }
 }
 
 /// A stateless request's routing headers as the core computes them, typed.

@@ -7,8 +7,10 @@ use mcpd::jsonrpc::{Outgoing, RequestId};
 use serde_json::{json, Value};
 
 use super::outcome::outcome_of;
-use super::Link;
+use super::{CallEntry, Link};
 use crate::client::error::ClientError;
+use crate::client::handlers::NotificationSink;
+use mcpd::client::attribution::progress_token_of;
 
 impl Link {
     /// Handles one message from the server: answers its requests, passes on its notifications,
@@ -23,7 +25,12 @@ impl Link {
         match (method, message.get("id").and_then(RequestId::from_value)) {
             (Some(method), Some(request_id)) => {
                 let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
-                let answer = self.handlers.answer(&method, params).await;
+                let call = self.call_for(waiting_for);
+                let answer = match call.as_ref().and_then(|c| c.handlers.requests.as_ref()) {
+                    Some(answer) => answer(&method, params),
+                    None => self.handlers.answer(&method, params),
+                };
+                let answer = answer.await;
                 let bytes = match &answer {
                     Ok(result) => Outgoing::Result { id: &request_id, result }.to_vec(),
                     Err(error) => Outgoing::Error { id: Some(&request_id), error }.to_vec(),
@@ -35,6 +42,9 @@ impl Link {
             }
             (Some(method), None) => {
                 log::debug!("{}: notification {method}", self.cfg.name);
+                if self.call_notification(&method, &message, waiting_for) {
+                    return None;
+                }
                 if let Some(hook) = &self.handlers.notifications {
                     hook(&self.cfg.name, &method, message.get("params").unwrap_or(&Value::Null));
                 }
@@ -50,6 +60,28 @@ impl Link {
                 }
                 _ => None,
             },
+        }
+    }
+
+    /// Passes a notification to the call it belongs to, when that call has a handler for it
+    /// (progress by its token, log messages by where they arrived); whether it did.
+    fn call_notification(&self, method: &str, message: &Value, waiting_for: Option<&RequestId>) -> bool {
+        let params = message.get("params").unwrap_or(&Value::Null);
+        type Sink = fn(&CallEntry) -> Option<NotificationSink>;
+        let (call, sink): (Option<std::rc::Rc<CallEntry>>, Sink) = match method {
+            "notifications/progress" => {
+                let call = progress_token_of(params).and_then(|token| self.call_with_token(token));
+                (call, |c: &CallEntry| c.handlers.progress.clone())
+            }
+            "notifications/message" => (self.call_for(waiting_for), |c: &CallEntry| c.handlers.log.clone()),
+            _ => return false,
+        };
+        match call.as_deref().and_then(sink) {
+            Some(sink) => {
+                sink(params);
+                true
+            }
+            None => false,
         }
     }
 

@@ -10,7 +10,7 @@ use mcpd::client::request::routing_headers;
 use mcpd::version::ProtocolVersion;
 use serde_json::{json, Map, Value};
 
-use super::{headers, Link};
+use super::{headers, CallEntry, Link};
 use crate::client::error::ClientError;
 
 /// How many MRTR rounds one request may take.
@@ -24,6 +24,7 @@ impl Link {
         method: &str,
         params: &Map<String, Value>,
         extra: &[(&str, &Value)],
+        call: Option<&CallEntry>,
     ) -> Result<Value, ClientError> {
         let tool_params = (method == "tools/call")
             .then(|| params.get("name").and_then(Value::as_str).and_then(|name| self.tool_params(name)))
@@ -31,31 +32,42 @@ impl Link {
         let mut headers =
             headers::routing(routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?)?;
         headers.push(headers::version(ProtocolVersion::STATELESS));
+        headers::trace(params, &mut headers);
         let id = self.next_id();
+        if let Some(call) = call {
+            call.carried_by(&id);
+        }
         let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let body = meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
         self.exchange(&id, body, headers).await
     }
 
     /// A stateless request, with its `input_required` rounds answered by the client's
-    /// handlers.
+    /// handlers — the call's own when `call` has some ([`crate::client::CallHandlers::requests`]), or returned
+    /// as the result when the call relays them ([`crate::client::CallHandlers::relay_input`]). A call that
+    /// resumes a relayed round starts with its responses and state.
     pub(super) async fn stateless_with_input(
         &self,
         method: &str,
         params: &Map<String, Value>,
+        call: Option<&CallEntry>,
     ) -> Result<Value, ClientError> {
-        let mut responses = Value::Null;
-        let mut state: Option<Value> = None;
+        let handlers = call.map(|c| &c.handlers);
+        let (mut responses, mut state, resumed) = match handlers.and_then(|h| h.resume.clone()) {
+            Some((responses, state)) => (responses, state, true),
+            None => (Value::Null, None, false),
+        };
         for round in 0..MAX_INPUT_ROUNDS {
             let mut extra: Vec<(&str, &Value)> = Vec::new();
-            if round > 0 {
+            if round > 0 || resumed {
                 extra.push(("inputResponses", &responses));
             }
             if let Some(state) = &state {
                 extra.push(("requestState", state));
             }
-            let mut result = self.stateless_call(method, params, &extra).await?;
+            let mut result = self.stateless_call(method, params, &extra, call).await?;
             match result.get("resultType").and_then(Value::as_str) {
+                Some("input_required") if handlers.is_some_and(|h| h.relay_input) => return Ok(result),
                 Some("input_required") => {}
                 // Only a tools/call may become a task (the caller follows it); a task answering
                 // anything else is an invalid response (the tasks extension).
@@ -71,7 +83,11 @@ impl Link {
                 for (key, request) in requests {
                     let input_method = request.get("method").and_then(Value::as_str).unwrap_or_default();
                     let input_params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                    let answer = self.handlers.answer(input_method, input_params).await.map_err(|e| {
+                    let answer = match handlers.and_then(|h| h.requests.as_ref()) {
+                        Some(answer) => answer(input_method, input_params),
+                        None => self.handlers.answer(input_method, input_params),
+                    };
+                    let answer = answer.await.map_err(|e| {
                         ClientError::Protocol(format!(
                             "cannot answer the server's {input_method} request: {}",
                             e.message

@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use awc::http::header;
+use mcpd::client::attribution::{attribute, Arrival};
 use mcpd::client::config::StdioCommand;
 use mcpd::client::list::ListLimits;
 use mcpd::client::request::add_stateless_meta;
@@ -54,7 +55,7 @@ pub(crate) use outcome::outcome;
 pub(crate) use request::CancelSignal;
 pub(crate) use share::LinkShare;
 
-use super::handlers::ClientHandlers;
+use super::handlers::{CallHandlers, ClientHandlers};
 use body::StatelessMeta;
 use negotiate::Connecting;
 use wire::Wire;
@@ -135,6 +136,50 @@ pub(crate) struct Link {
     share: Option<Arc<LinkShare>>,
     /// A satellite: a stateless link on another thread than its primary's, sending calls only.
     satellite: bool,
+    /// The calls in flight with handlers of their own (empty for plain calls: nothing is
+    /// registered for them).
+    calls: RefCell<Vec<Rc<CallEntry>>>,
+    /// Requests in flight on the link (for attributing what a shared stream carries).
+    in_flight: Cell<usize>,
+    /// The number of the next progress token.
+    next_progress: Cell<u64>,
+}
+
+/// A call in flight with handlers of its own.
+pub(crate) struct CallEntry {
+    pub(crate) handlers: CallHandlers,
+    /// The progress token sent with it, when it wants progress.
+    pub(crate) token: Option<String>,
+    /// Its current request (a call that takes several rounds has one per round).
+    request: RefCell<Option<RequestId>>,
+}
+
+impl CallEntry {
+    /// Notes the request now carrying the call.
+    pub(crate) fn carried_by(&self, id: &RequestId) {
+        *self.request.borrow_mut() = Some(id.clone());
+    }
+}
+
+/// Unregisters a call when dropped.
+pub(crate) struct Registered<'a> {
+    link: &'a Link,
+    pub(crate) entry: Rc<CallEntry>,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.link.calls.borrow_mut().retain(|c| !Rc::ptr_eq(c, &self.entry));
+    }
+}
+
+/// Counts a request in flight while it lives.
+pub(crate) struct InFlight<'a>(&'a Link);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.set(self.0.in_flight.get().saturating_sub(1));
+    }
 }
 
 impl Link {
@@ -213,6 +258,9 @@ impl Link {
             closed: Cell::new(false),
             share,
             satellite,
+            calls: RefCell::new(Vec::new()),
+            in_flight: Cell::new(0),
+            next_progress: Cell::new(1),
         })
     }
 
@@ -238,6 +286,50 @@ impl Link {
     /// The share this link reads, when it is a satellite.
     fn borrowed(&self) -> Option<&LinkShare> {
         self.share.as_deref().filter(|_| self.satellite)
+    }
+
+    /// Registers a call with handlers of its own until the returned guard is dropped; its
+    /// progress token (when it wants progress) is made here.
+    pub(crate) fn register(&self, handlers: CallHandlers) -> Registered<'_> {
+        let token = handlers.progress.is_some().then(|| {
+            let n = self.next_progress.get();
+            self.next_progress.set(n + 1);
+            mcpd::client::attribution::progress_token(n)
+        });
+        let routes = handlers.routes();
+        let entry = Rc::new(CallEntry { handlers, token, request: RefCell::new(None) });
+        // Only calls with something to route are looked through when a message arrives.
+        if routes {
+            self.calls.borrow_mut().push(entry.clone());
+        }
+        Registered { link: self, entry }
+    }
+
+    /// Counts a request in flight until the returned guard is dropped.
+    pub(crate) fn in_flight(&self) -> InFlight<'_> {
+        self.in_flight.set(self.in_flight.get() + 1);
+        InFlight(self)
+    }
+
+    /// The registered call a notification or server request belongs to (see
+    /// `mcpd::client::attribution`).
+    pub(crate) fn call_for(&self, waiting_for: Option<&RequestId>) -> Option<Rc<CallEntry>> {
+        let calls = self.calls.borrow();
+        if calls.is_empty() {
+            return None;
+        }
+        let arrival = waiting_for.map_or(Arrival::Shared, Arrival::Own);
+        let request_of = |c: &Rc<CallEntry>| c.request.borrow().clone();
+        // `attribute` reads ids by reference; the ids are cloned out of their cells first.
+        let ids: Vec<Option<RequestId>> = calls.iter().map(request_of).collect();
+        let index = attribute(&ids, Option::as_ref, arrival, self.in_flight.get())
+            .and_then(|found| ids.iter().position(|id| std::ptr::eq(id, found)))?;
+        calls.get(index).cloned()
+    }
+
+    /// The registered call whose progress token is `token`.
+    pub(crate) fn call_with_token(&self, token: &str) -> Option<Rc<CallEntry>> {
+        self.calls.borrow().iter().find(|c| c.token.as_deref() == Some(token)).cloned()
     }
 
     fn next_id(&self) -> RequestId {

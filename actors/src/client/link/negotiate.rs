@@ -161,7 +161,7 @@ impl Link {
         let pinned_modern = self.cfg.pin == Some(ProtocolVersion::STATELESS);
         let mut retried = false;
         loop {
-            let outcome = self.stateless_call("server/discover", &Map::new(), &[]).await;
+            let outcome = self.stateless_call("server/discover", &Map::new(), &[], None).await;
             let decision = match &outcome {
                 Ok(result) => negotiate::after_discover_result(result, pinned_modern),
                 Err(ClientError::Rpc { code, data, http_status, .. }) => negotiate::after_discover_error(

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use super::body::RequestBody;
 use super::outcome::outcome_owned;
 use super::wire::{StrayClaim, Wire};
-use super::{Link, Mode};
+use super::{CallEntry, Link, Mode};
 use crate::client::error::ClientError;
 use crate::panics::{self, Site};
 
@@ -44,14 +44,28 @@ impl Link {
         params: Map<String, Value>,
         cancel: Option<CancelSignal>,
     ) -> Result<Value, ClientError> {
-        match self.request_once(method, &params, cancel.clone()).await {
+        self.request_for_call(method, params, cancel, None).await
+    }
+
+    /// As [`Link::request_cancellable`], for a call with handlers of its own (registered with
+    /// [`Link::register`]): each request that carries it is noted, so that what arrives on its
+    /// stream reaches its handlers, and its stateless rounds follow `call`'s handlers.
+    pub(crate) async fn request_for_call(
+        self: &Rc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        cancel: Option<CancelSignal>,
+        call: Option<&CallEntry>,
+    ) -> Result<Value, ClientError> {
+        let _in_flight = self.in_flight();
+        match self.request_once(method, &params, cancel.clone(), call).await {
             // The server forgot the session (restart, expiry): start a new one and try once more.
             // A 404 means the request was not processed, so repeating it is safe.
             Err(error) if session_gone(&error) && matches!(self.mode(), Some(Mode::Session(_))) => {
                 log::info!("{}: session not found; initializing again", self.cfg.name);
                 // Dropping the session stops its standalone stream.
                 drop(self.replace_wire(Wire::Idle));
-                self.request_once(method, &params, cancel).await
+                self.request_once(method, &params, cancel, call).await
             }
             outcome => outcome,
         }
@@ -62,6 +76,7 @@ impl Link {
         method: &str,
         params: &Map<String, Value>,
         cancel: Option<CancelSignal>,
+        call: Option<&CallEntry>,
     ) -> Result<Value, ClientError> {
         let cancelled = async move {
             match cancel {
@@ -75,7 +90,7 @@ impl Link {
         let timeout = self.cfg.timeout;
         match mode {
             Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28) => {
-                let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params));
+                let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params, call));
                 tokio::select! {
                     outcome = work => outcome.map_err(|_| ClientError::Timeout(timeout.as_secs()))?,
                     // Dropping the request closes its stream: cancellation on this wire.
@@ -84,9 +99,13 @@ impl Link {
             }
             Mode::Session(_) | Mode::HttpSse(_) | Mode::Stdio(_) => {
                 let id = self.next_id();
+                if let Some(call) = call {
+                    call.carried_by(&id);
+                }
                 let body = RequestBody { id: &id, method, params };
                 let body = serde_json::to_vec(&body).unwrap_or_default();
-                let headers = self.wire_headers();
+                let mut headers = self.wire_headers();
+                super::headers::trace(params, &mut headers);
                 let (_claim, stray) = StrayClaim::register(self, &id);
                 let work = async {
                     match (mode, stray) {

@@ -219,6 +219,12 @@ impl HttpChild {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
 
+    /// Sends the child a signal (`kill -<signal> <pid>`), e.g. `HUP`.
+    pub(crate) fn signal(&self, signal: &str) {
+        let status = Command::new("kill").arg(format!("-{signal}")).arg(self.child.id().to_string()).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal} failed");
+    }
+
     /// The stderr lines read so far.
     pub(crate) fn stderr_lines(&self) -> Vec<String> {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
