@@ -44,6 +44,7 @@ mod auth;
 pub mod client;
 pub mod config;
 mod counts;
+mod file_events;
 mod http;
 mod listener;
 pub mod metrics;

@@ -2,12 +2,12 @@
 //! `SIGHUP` calls every callback.
 //!
 //! A [`Reloader`] holds groups of files, each with a callback ([`Reloader::add`]). Each file's
-//! **directory** is watched (not recursively, one `notify` watcher for all), so a file replaced
-//! by a rename — what editors and `mv` do — or created after the start is still seen. Events go
-//! from the watcher's thread through a bounded queue ([`QUEUE`] events; when it is full every
-//! group is reloaded once rather than a change lost) to one debouncing thread: the first change
-//! to a group's file schedules its callback after the debounce; further changes until then are
-//! part of it. Opening or reading a file is not a change.
+//! **directory** is watched (not recursively), so a file replaced by a rename — what editors and
+//! `mv` do — or created after the start is still seen. Changes are heard through the crate's one
+//! debounced file watch (`crate::file_events`, shared with the project files' subscriptions):
+//! the first change to a group's file schedules its callback after the debounce; further
+//! changes until then are part of it; when events were lost (more than [`QUEUE`] queued), every
+//! group is reloaded once. Opening or reading a file is not a change.
 //!
 //! Callbacks run on the actix system that called [`Reloader::start`] (one task, one callback at
 //! a time, in order), so they may `actix_rt::spawn` their async work. A callback must keep the
@@ -24,16 +24,11 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-
+use crate::file_events::{DirWatcher, Targets};
 use crate::panics::{self, Site};
 
 /// Events queued between the OS watcher's thread and the debouncing thread.
@@ -84,7 +79,7 @@ struct Shared {
 pub struct Reloader {
     debounce: Duration,
     shared: Arc<Mutex<Shared>>,
-    watcher: Arc<Mutex<Option<RecommendedWatcher>>>,
+    watcher: Arc<DirWatcher>,
     calls: Arc<Mutex<Option<tokio::sync::mpsc::Sender<Call>>>>,
 }
 
@@ -119,10 +114,8 @@ impl Reloader {
             if shared.dirs.contains(&dir) {
                 continue;
             }
-            if let Some(watcher) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                if let Err(e) = watcher.watch(&dir, RecursiveMode::NonRecursive) {
-                    log::warn!("cannot watch {} for reloads ({e}); SIGHUP still reloads", dir.display());
-                }
+            if let Err(e) = self.watcher.watch(&dir) {
+                log::warn!("cannot watch {} for reloads ({e}); SIGHUP still reloads", dir.display());
             }
             shared.dirs.push(dir);
         }
@@ -135,34 +128,10 @@ impl Reloader {
     pub fn start(&self) -> Running {
         let (call_tx, call_rx) = tokio::sync::mpsc::channel::<Call>(CALLS);
         *self.calls.lock().unwrap_or_else(PoisonError::into_inner) = Some(call_tx.clone());
-        let (tx, rx) = sync_channel::<Event>(QUEUE);
-        let overflow = Arc::new(AtomicBool::new(false));
-        let full = overflow.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| match event {
-            Ok(event) => {
-                if tx.try_send(event).is_err() {
-                    full.store(true, Ordering::Relaxed);
-                }
-            }
-            Err(e) => log::warn!("reload watch: {e}"),
-        });
-        match watcher {
-            Ok(mut watcher) => {
-                for dir in &self.shared.lock().unwrap_or_else(PoisonError::into_inner).dirs {
-                    if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
-                        log::warn!("cannot watch {} for reloads ({e}); SIGHUP still reloads", dir.display());
-                    }
-                }
-                *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(watcher);
-                let (shared, debounce, calls) = (self.shared.clone(), self.debounce, call_tx.clone());
-                let thread = std::thread::Builder::new()
-                    .name("mcpd-reload-watch".into())
-                    .spawn(move || debounce_events(&rx, &shared, &overflow, &calls, debounce));
-                if let Err(e) = thread {
-                    log::warn!("no reload watch thread ({e}): configuration files reload on SIGHUP only");
-                }
-            }
-            Err(e) => log::warn!("no file watcher ({e}): configuration files reload on SIGHUP only"),
+        let dirs = self.shared.lock().unwrap_or_else(PoisonError::into_inner).dirs.clone();
+        let targets = Groups { shared: self.shared.clone(), calls: call_tx.clone() };
+        if let Err(e) = self.watcher.start("mcpd-reload-watch", QUEUE, self.debounce, &dirs, targets) {
+            log::warn!("{e}: configuration files reload on SIGHUP only");
         }
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         actix_rt::spawn(run_callbacks(self.shared.clone(), call_rx, stop_rx));
@@ -197,7 +166,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.reloader.watcher.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.reloader.watcher.stop();
         self.reloader.calls.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 }
@@ -219,67 +188,39 @@ fn event_path(file: &Path) -> PathBuf {
     }
 }
 
-/// Whether an event changes a file (opening or reading one does not).
-fn changes(kind: &EventKind) -> bool {
-    match kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) => false,
-        _ => true,
-    }
+/// The groups as the debounced watch sees them: a change of a group's file queues its call.
+struct Groups {
+    shared: Arc<Mutex<Shared>>,
+    calls: tokio::sync::mpsc::Sender<Call>,
 }
 
-/// The debouncing thread: maps events to groups and queues each group's call once per
-/// `debounce`. Ends when the watcher is gone (the queue closes) or the callbacks' task is.
-fn debounce_events(
-    rx: &Receiver<Event>,
-    shared: &Mutex<Shared>,
-    overflow: &AtomicBool,
-    calls: &tokio::sync::mpsc::Sender<Call>,
-    debounce: Duration,
-) {
-    let mut pending: HashMap<usize, (Instant, PathBuf)> = HashMap::new();
-    loop {
-        let wait = pending
-            .values()
-            .map(|(due, _)| *due)
-            .min()
-            .map_or(Duration::from_secs(3600), |due| due.saturating_duration_since(Instant::now()));
-        match rx.recv_timeout(wait) {
-            Ok(event) if changes(&event.kind) => {
-                let due = Instant::now() + debounce;
-                let shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                for (index, group) in shared.groups.iter().enumerate() {
-                    let hit = group.files.iter().find(|(_, watched)| event.paths.iter().any(|p| p == watched));
-                    if let Some((given, _)) = hit {
-                        pending.entry(index).or_insert_with(|| (due, given.clone()));
-                    }
+impl Targets for Groups {
+    /// A group's index and the file (as given) that changed.
+    type Key = (usize, PathBuf);
+
+    fn touched(&self, paths: &[PathBuf]) -> Vec<(usize, PathBuf)> {
+        let shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let hit =
+            |group: &Group| group.files.iter().find(|(_, watched)| paths.contains(watched)).map(|(f, _)| f.clone());
+        shared.groups.iter().enumerate().filter_map(|(index, group)| hit(group).map(|file| (index, file))).collect()
+    }
+
+    fn every(&self) -> Vec<(usize, PathBuf)> {
+        let shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.groups.iter().enumerate().filter_map(|(i, g)| g.files.first().map(|(f, _)| (i, f.clone()))).collect()
+    }
+
+    fn ready(&mut self, keys: Vec<(usize, PathBuf)>) -> bool {
+        for (index, file) in keys {
+            match self.calls.try_send(Call::Group(index, Trigger::Changed(file))) {
+                Ok(()) => {}
+                Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
+                    log::warn!("reload queue full: a change is merged into the reloads already queued");
                 }
-            }
-            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
-        }
-        if overflow.swap(false, Ordering::Relaxed) {
-            let due = Instant::now() + debounce;
-            let shared = shared.lock().unwrap_or_else(PoisonError::into_inner);
-            for (index, group) in shared.groups.iter().enumerate() {
-                if let Some((given, _)) = group.files.first() {
-                    pending.entry(index).or_insert_with(|| (due, given.clone()));
-                }
+                Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return false,
             }
         }
-        let now = Instant::now();
-        let ready: Vec<usize> = pending.iter().filter(|(_, (due, _))| *due <= now).map(|(i, _)| *i).collect();
-        for index in ready {
-            if let Some((_, file)) = pending.remove(&index) {
-                match calls.try_send(Call::Group(index, Trigger::Changed(file))) {
-                    Ok(()) => {}
-                    Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
-                        log::warn!("reload queue full: a change is merged into the reloads already queued");
-                    }
-                    Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
-                }
-            }
-        }
+        true
     }
 }
 
@@ -335,6 +276,8 @@ async fn run_callbacks(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
 
     #[test]

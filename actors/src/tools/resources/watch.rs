@@ -9,25 +9,21 @@
 //! Directories are counted, and at most [`ResourceOptions::max_watched`] files are watched at
 //! once (further subscriptions succeed but are not watched; a warning says so).
 //!
-//! Events go from the watcher's thread through a bounded queue (1024 events; when it is full,
-//! every watched file is announced once rather than a change lost) to one thread that maps them
-//! to URIs and debounces: the first change to a file schedules one
+//! Changes are heard through the crate's one debounced file watch (`crate::file_events`,
+//! shared with the configuration reloads): the first change to a file schedules one
 //! `notifications/resources/updated` ([`LiveCatalog::resource_updated`]) after
-//! [`ResourceOptions::debounce`]; further changes until then are part of it. Opening or reading
-//! a file is not a change.
+//! [`ResourceOptions::debounce`]; further changes until then are part of it; when events were
+//! lost (its queue of 1024 was full), every watched file is announced once.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcpd::catalog::{LiveCatalog, SubscriptionWatch};
-use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::{decode_path, ResourceOptions, FILE_PREFIX};
+use crate::file_events::{DirWatcher, Targets};
 use crate::tools::paths::ProjectRoot;
 
 /// Events queued between the OS watcher's thread and the debouncing thread.
@@ -48,7 +44,7 @@ pub struct FileWatch {
     max_watched: usize,
     debounce: Duration,
     watched: Arc<Mutex<Watched>>,
-    watcher: Mutex<Option<RecommendedWatcher>>,
+    watcher: DirWatcher,
 }
 
 impl std::fmt::Debug for FileWatch {
@@ -67,40 +63,17 @@ impl FileWatch {
             max_watched: options.max_watched,
             debounce: options.debounce,
             watched: Arc::default(),
-            watcher: Mutex::new(None),
+            watcher: DirWatcher::default(),
         }
     }
 
     /// Starts the OS watcher and the thread that announces changes through `live`. Without a
     /// watcher (the OS refused one), subscriptions work but hear nothing; a warning says so.
     pub(super) fn attach(&self, live: &Arc<LiveCatalog>) {
-        let (tx, rx) = sync_channel::<Event>(QUEUE);
-        let overflow = Arc::new(AtomicBool::new(false));
-        let full = overflow.clone();
-        let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| match event {
-            Ok(event) => {
-                if tx.try_send(event).is_err() {
-                    full.store(true, Ordering::Relaxed);
-                }
-            }
-            Err(e) => log::warn!("file watch: {e}"),
-        });
-        let watcher = match watcher {
-            Ok(watcher) => watcher,
-            Err(e) => {
-                log::warn!("no file watcher ({e}): subscribed project files will not announce changes");
-                return;
-            }
-        };
-        let (watched, catalog, debounce) = (self.watched.clone(), Arc::downgrade(live), self.debounce);
-        let thread = std::thread::Builder::new()
-            .name("mcpd-file-watch".into())
-            .spawn(move || announce(&rx, &watched, &overflow, &catalog, debounce));
-        if let Err(e) = thread {
-            log::warn!("no file watch thread ({e}): subscribed project files will not announce changes");
-            return;
+        let targets = Announce { watched: self.watched.clone(), catalog: Arc::downgrade(live) };
+        if let Err(e) = self.watcher.start("mcpd-file-watch", QUEUE, self.debounce, &[], targets) {
+            log::warn!("{e}: subscribed project files will not announce changes");
         }
-        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(watcher);
     }
 
     /// The file a URI names, when it is a project file that exists.
@@ -137,10 +110,8 @@ impl SubscriptionWatch for FileWatch {
         let count = watched.dirs.entry(dir.clone()).or_default();
         *count += 1;
         if *count == 1 {
-            if let Some(watcher) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                if let Err(e) = watcher.watch(&dir, RecursiveMode::NonRecursive) {
-                    log::warn!("cannot watch {} for {uri}: {e}", dir.display());
-                }
+            if let Err(e) = self.watcher.watch(&dir) {
+                log::warn!("cannot watch {} for {uri}: {e}", dir.display());
             }
         }
         watched.files.insert(uri.to_owned(), file);
@@ -154,66 +125,35 @@ impl SubscriptionWatch for FileWatch {
         *count -= 1;
         if *count == 0 {
             watched.dirs.remove(&dir);
-            if let Some(watcher) = self.watcher.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
-                let _ = watcher.unwatch(&dir);
-            }
+            self.watcher.unwatch(&dir);
         }
     }
 }
 
-/// Whether an event changes a file (opening or reading one does not).
-fn changes(kind: &EventKind) -> bool {
-    match kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) => false,
-        _ => true,
-    }
+/// The watched URIs, announced through the catalog for as long as it lives.
+struct Announce {
+    watched: Arc<Mutex<Watched>>,
+    catalog: Weak<LiveCatalog>,
 }
 
-/// The debouncing thread: maps events to watched URIs and announces each once per `debounce`.
-/// Ends when the watcher is gone (the queue closes) or the catalog is.
-fn announce(
-    rx: &Receiver<Event>,
-    watched: &Mutex<Watched>,
-    overflow: &AtomicBool,
-    catalog: &Weak<LiveCatalog>,
-    debounce: Duration,
-) {
-    let mut pending: HashMap<String, Instant> = HashMap::new();
-    loop {
-        let wait = pending
-            .values()
-            .min()
-            .map_or(Duration::from_secs(3600), |due| due.saturating_duration_since(Instant::now()));
-        match rx.recv_timeout(wait) {
-            Ok(event) if changes(&event.kind) => {
-                let due = Instant::now() + debounce;
-                let watched = watched.lock().unwrap_or_else(PoisonError::into_inner);
-                for (uri, file) in &watched.files {
-                    if event.paths.iter().any(|p| p == file) {
-                        pending.entry(uri.clone()).or_insert(due);
-                    }
-                }
-            }
-            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
-        }
-        if overflow.swap(false, Ordering::Relaxed) {
-            let due = Instant::now() + debounce;
-            for uri in watched.lock().unwrap_or_else(PoisonError::into_inner).files.keys() {
-                pending.entry(uri.clone()).or_insert(due);
-            }
-        }
-        let now = Instant::now();
-        let ready: Vec<String> = pending.iter().filter(|(_, due)| **due <= now).map(|(uri, _)| uri.clone()).collect();
-        if ready.is_empty() {
-            continue;
-        }
-        let Some(live) = catalog.upgrade() else { return };
-        for uri in ready {
-            pending.remove(&uri);
+impl Targets for Announce {
+    type Key = String;
+
+    fn touched(&self, paths: &[PathBuf]) -> Vec<String> {
+        let watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        watched.files.iter().filter(|(_, file)| paths.contains(file)).map(|(uri, _)| uri.clone()).collect()
+    }
+
+    fn every(&self) -> Vec<String> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner).files.keys().cloned().collect()
+    }
+
+    fn ready(&mut self, uris: Vec<String>) -> bool {
+        let Some(live) = self.catalog.upgrade() else { return false };
+        for uri in uris {
             live.resource_updated(&uri);
         }
+        true
     }
 }
 
