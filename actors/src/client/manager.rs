@@ -88,6 +88,22 @@ impl ServerRecord {
         }
     }
 
+    /// Whether `other` configures the same server in every field: id, entry (a document compared
+    /// as JSON, key order aside), time limits and listing bounds. The tools last fetched do not
+    /// count. A reload keeps the connection of a record whose configuration is the same.
+    pub fn same_configuration(&self, other: &ServerRecord) -> bool {
+        let entry = match (&self.server, &other.server) {
+            (ServerEntry::Http(a), ServerEntry::Http(b)) => a.as_object() == b.as_object(),
+            (ServerEntry::Stdio(a), ServerEntry::Stdio(b)) => a == b,
+            _ => false,
+        };
+        entry
+            && self.id == other.id
+            && self.timeout_secs == other.timeout_secs
+            && self.list_limits == other.list_limits
+            && self.task_wait_secs == other.task_wait_secs
+    }
+
     fn connection_key(&self) -> String {
         let what = match &self.server {
             ServerEntry::Http(document) => document.fingerprint(),

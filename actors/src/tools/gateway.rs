@@ -15,6 +15,14 @@
 //! its own; cancelling that task drops the gateway's call, and dropping it sends `tasks/cancel`
 //! to the remote.
 //!
+//! Live reload ([`Gateway::apply`]): a servers file read again is compared with the remotes in
+//! force by server name ([`diff_servers`]). A removed remote's tools leave the catalog, its
+//! connection closes (its session is DELETEd, a stdio child stopped) and its metrics series go;
+//! an added one is connected and exported as at startup (and retried while unreachable); a
+//! changed one (any field differs) is replaced — a new connection, its tools listed again — and
+//! an unchanged one keeps its connection and session. Kept remotes keep their prefixes; new ones
+//! get the first free one. Clients hear `tools/list_changed` from the live catalog.
+//!
 //! A remote is untrusted: its listing follows the client's rules (entries that break them are
 //! skipped and shown in its health, the rest exported; a listing of the wrong shape, or past its
 //! bounds, marks it down and is retried), an exported name must itself be a valid tool name, and
@@ -122,9 +130,63 @@ pub fn prefix_for(name: &str, taken: &[String]) -> String {
     candidate
 }
 
+#[derive(Debug, Clone)]
 struct Remote {
     id: String,
     prefix: String,
+}
+
+/// How a servers file read again differs from the remotes in force, by server name.
+#[derive(Debug, Default)]
+pub struct ServersDiff {
+    /// Servers no longer in the file.
+    pub removed: Vec<String>,
+    /// New servers, in file order.
+    pub added: Vec<ServerRecord>,
+    /// Servers whose configuration changed (any field), in file order.
+    pub changed: Vec<ServerRecord>,
+    /// Servers configured exactly as before.
+    pub unchanged: Vec<String>,
+    /// Every server of the new file, in file order.
+    pub order: Vec<String>,
+}
+
+impl ServersDiff {
+    /// Whether nothing changed (the order aside).
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty() && self.added.is_empty() && self.changed.is_empty()
+    }
+}
+
+impl std::fmt::Display for ServersDiff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |records: &[ServerRecord]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>().join(", ");
+        write!(
+            f,
+            "added [{}], removed [{}], changed [{}], unchanged [{}]",
+            names(&self.added),
+            self.removed.join(", "),
+            names(&self.changed),
+            self.unchanged.join(", ")
+        )
+    }
+}
+
+/// Compares the records in force (`old`) with those of the file read again (`new`), by id.
+pub fn diff_servers(old: &[ServerRecord], new: Vec<ServerRecord>) -> ServersDiff {
+    let mut diff = ServersDiff {
+        removed: old.iter().filter(|o| !new.iter().any(|n| n.id == o.id)).map(|o| o.id.clone()).collect(),
+        order: new.iter().map(|n| n.id.clone()).collect(),
+        ..ServersDiff::default()
+    };
+    for record in new {
+        match old.iter().find(|o| o.id == record.id) {
+            None => diff.added.push(record),
+            Some(before) if before.same_configuration(&record) => diff.unchanged.push(record.id),
+            Some(_) => diff.changed.push(record),
+        }
+    }
+    diff
 }
 
 /// The gateway over a set of remotes.
@@ -132,15 +194,18 @@ pub struct Gateway {
     manager: ClientManager,
     live: Arc<LiveCatalog>,
     filter: ToolFilter,
-    remotes: Vec<Remote>,
+    /// The remotes in force, in file order (changed by [`Gateway::apply`]).
+    remotes: Mutex<Vec<Remote>>,
     health: Mutex<HashMap<String, RemoteHealth>>,
     /// Per-remote call latency and errors by kind (`/metrics`).
     remote_metrics: Arc<RemoteMetrics>,
+    /// Held while a reload is applied: one at a time, in order.
+    reloading: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gateway").field("remotes", &self.remotes.len()).finish_non_exhaustive()
+        f.debug_struct("Gateway").field("remotes", &self.remotes().len()).finish_non_exhaustive()
     }
 }
 
@@ -182,43 +247,138 @@ impl Gateway {
             if let Some(store) = store {
                 manager = manager.with_credentials(store);
             }
-            let mut remotes = Vec::new();
-            let mut taken = Vec::new();
-            let mut health = HashMap::new();
-            let remote_metrics = Arc::new(RemoteMetrics::default());
+            let gateway = Gateway {
+                manager,
+                live,
+                filter,
+                remotes: Mutex::new(Vec::new()),
+                health: Mutex::default(),
+                remote_metrics: Arc::new(RemoteMetrics::default()),
+                reloading: tokio::sync::Mutex::new(()),
+            };
             for record in records {
-                remote_metrics.register(&record.id);
-                let prefix = prefix_for(&record.id, &taken);
-                taken.push(prefix.clone());
-                let transport = match &record.server {
-                    ServerEntry::Stdio(_) => "stdio",
-                    ServerEntry::Http(document) => match document.resolve().map(|c| c.transport) {
-                        Ok(Transport::Sse) => "sse",
-                        _ => "streamable_http",
-                    },
-                };
-                health.insert(
-                    record.id.clone(),
-                    RemoteHealth {
-                        name: record.id.clone(),
-                        prefix: prefix.clone(),
-                        transport: transport.to_owned(),
-                        up: false,
-                        tools: 0,
-                        error: Some("not contacted yet".into()),
-                        skipped: Vec::new(),
-                    },
-                );
-                remotes.push(Remote { id: record.id.clone(), prefix });
-                manager.upsert(record);
+                gateway.add_remote(record);
             }
-            Gateway { manager, live, filter, remotes, health: Mutex::new(health), remote_metrics }
+            gateway
         })
+    }
+
+    /// The remotes in force, in file order.
+    fn remotes(&self) -> Vec<Remote> {
+        self.remotes.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Every remote's id, in file order.
+    pub fn remote_ids(&self) -> Vec<String> {
+        self.remotes().into_iter().map(|r| r.id).collect()
+    }
+
+    /// Takes a remote into account (not contacted yet; [`Gateway::refresh`] lists its tools):
+    /// its prefix is the first free one, its metrics series and health are registered.
+    fn add_remote(&self, record: ServerRecord) {
+        self.remote_metrics.register(&record.id);
+        let prefix = {
+            let mut remotes = self.remotes.lock().unwrap_or_else(PoisonError::into_inner);
+            let taken: Vec<String> = remotes.iter().map(|r| r.prefix.clone()).collect();
+            let prefix = prefix_for(&record.id, &taken);
+            remotes.push(Remote { id: record.id.clone(), prefix: prefix.clone() });
+            prefix
+        };
+        self.reset_health(&record, prefix);
+        self.manager.upsert(record);
+    }
+
+    /// A remote's health as before its first contact.
+    fn reset_health(&self, record: &ServerRecord, prefix: String) {
+        let transport = match &record.server {
+            ServerEntry::Stdio(_) => "stdio",
+            ServerEntry::Http(document) => match document.resolve().map(|c| c.transport) {
+                Ok(Transport::Sse) => "sse",
+                _ => "streamable_http",
+            },
+        };
+        let health = RemoteHealth {
+            name: record.id.clone(),
+            prefix,
+            transport: transport.to_owned(),
+            up: false,
+            tools: 0,
+            error: Some("not contacted yet".into()),
+            skipped: Vec::new(),
+        };
+        self.health.lock().unwrap_or_else(PoisonError::into_inner).insert(record.id.clone(), health);
+    }
+
+    /// Puts the remotes of a servers file read again in force (see the module documentation):
+    /// removed ones are forgotten and disconnected, added ones connected and listed, changed
+    /// ones replaced, unchanged ones left alone with their connection. Returns what changed.
+    pub async fn apply(self: &Arc<Self>, records: Vec<ServerRecord>) -> ServersDiff {
+        let _one_at_a_time = self.reloading.lock().await;
+        let old: Vec<ServerRecord> = self.remote_ids().iter().filter_map(|id| self.manager.record(id)).collect();
+        let diff = diff_servers(&old, records);
+        for id in &diff.removed {
+            self.remotes.lock().unwrap_or_else(PoisonError::into_inner).retain(|r| r.id != *id);
+            self.forget_remote(id);
+            self.manager.remove(id).await;
+        }
+        for record in &diff.changed {
+            let prefix = self.remotes().into_iter().find(|r| r.id == record.id).map(|r| r.prefix).unwrap_or_default();
+            self.reset_health(record, prefix);
+            self.manager.upsert(record.clone());
+            // A new connection for the new configuration (the old session is DELETEd).
+            self.manager.invalidate(&record.id).await;
+        }
+        for record in &diff.added {
+            self.add_remote(record.clone());
+        }
+        self.remotes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sort_by_key(|r| diff.order.iter().position(|id| *id == r.id).unwrap_or(usize::MAX));
+        let relist: Vec<&str> = diff.changed.iter().chain(&diff.added).map(|r| r.id.as_str()).collect();
+        futures_util::future::join_all(relist.into_iter().map(|id| self.refresh(id))).await;
+        diff
+    }
+
+    /// Reads the servers file at `path` again and puts it in force ([`Gateway::apply`]). A file
+    /// that cannot be read, is not valid JSON or has an entry that cannot be used changes
+    /// nothing: one log line names the file and why, and the remotes in force stay.
+    ///
+    /// # Errors
+    /// Why the file was not used.
+    pub async fn reload_file(self: &Arc<Self>, path: &Path) -> Result<ServersDiff, String> {
+        let records = load_servers(path).map_err(|error| {
+            log::warn!("servers file {} not reloaded, the remotes in force stay: {error}", path.display());
+            error
+        })?;
+        let diff = self.apply(records).await;
+        if diff.is_empty() {
+            log::info!("servers file {} reloaded: no remote changed", path.display());
+        } else {
+            log::info!("servers file {} reloaded: {diff}", path.display());
+        }
+        Ok(diff)
+    }
+
+    /// Forgets everything a remote exported — its tools (clients hear `tools/list_changed`),
+    /// its metrics series, its health — once it left the servers file. Federated prompts and
+    /// resources, when the gateway federates them, are forgotten here too.
+    fn forget_remote(&self, id: &str) {
+        let prefix = self.health.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|h| h.prefix);
+        if let Some(prefix) = prefix {
+            let prefix = format!("{prefix}{SEPARATOR}");
+            self.live.update(|catalog| {
+                for name in catalog.tool_names().into_iter().filter(|n| n.starts_with(&prefix)) {
+                    catalog.remove_tool(&name);
+                }
+            });
+        }
+        self.remote_metrics.remove(id);
     }
 
     /// Fetches every remote's tools (remotes that fail are marked down; their tools stay out).
     pub async fn refresh_all(self: &Arc<Self>) {
-        let ids: Vec<String> = self.remotes.iter().map(|r| r.id.clone()).collect();
+        let ids = self.remote_ids();
         futures_util::future::join_all(ids.iter().map(|id| self.refresh(id))).await;
     }
 
@@ -228,12 +388,9 @@ impl Gateway {
     /// went away fails on its own and marks it down.
     pub async fn retry_unreachable(self: &Arc<Self>) {
         let ids: Vec<String> = {
+            let remotes = self.remote_ids();
             let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-            self.remotes
-                .iter()
-                .filter(|r| health.get(&r.id).is_some_and(|h| !h.up && h.tools == 0))
-                .map(|r| r.id.clone())
-                .collect()
+            remotes.into_iter().filter(|id| health.get(id).is_some_and(|h| !h.up && h.tools == 0)).collect()
         };
         futures_util::future::join_all(ids.iter().map(|id| self.refresh(id))).await;
     }
@@ -254,16 +411,14 @@ impl Gateway {
 
     async fn refresh_named(self: &Arc<Self>, name: &str) {
         // A link is named after its record id (stdio) or its configuration's name.
-        let id = self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
-            self.remotes
-                .iter()
-                .find(|r| {
-                    self.manager
-                        .record(&r.id)
-                        .and_then(|rec| rec.document().and_then(|document| document.resolve().ok()))
-                        .is_some_and(|c| c.name == name)
-                })
-                .map(|r| r.id.clone())
+        let ids = self.remote_ids();
+        let id = ids.iter().find(|id| *id == name).cloned().or_else(|| {
+            ids.into_iter().find(|id| {
+                self.manager
+                    .record(id)
+                    .and_then(|rec| rec.document().and_then(|document| document.resolve().ok()))
+                    .is_some_and(|c| c.name == name)
+            })
         });
         if let Some(id) = id {
             self.refresh(&id).await;
@@ -274,10 +429,17 @@ impl Gateway {
     /// and tools whose exported name would break the tool name rules, are left out and shown in
     /// the remote's health.
     pub async fn refresh(self: &Arc<Self>, id: &str) {
-        let Some(remote) = self.remotes.iter().find(|r| r.id == id) else { return };
+        let Some(remote) = self.remotes().into_iter().find(|r| r.id == id) else { return };
         let outcome = panics::contain(Site::Gateway, self.manager.refresh_tools(id))
             .await
             .unwrap_or_else(|panic| Err(ClientError::from(panic)));
+        // A reload replaced or removed the remote meanwhile: this listing is of the old one (the
+        // new configuration is listed by its own refresh).
+        if matches!(outcome, Err(ClientError::ConfigChanged))
+            || !self.remotes().iter().any(|r| r.id == id && r.prefix == remote.prefix)
+        {
+            return;
+        }
         let prefix = format!("{}{SEPARATOR}", remote.prefix);
         let (mut skipped, mut skipped_count) = (Vec::new(), 0);
         let mut exported = Vec::new();
@@ -409,8 +571,9 @@ impl Gateway {
 
     /// Every remote's health, in file order.
     pub fn health(&self) -> Vec<RemoteHealth> {
+        let remotes = self.remote_ids();
         let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-        self.remotes.iter().filter_map(|r| health.get(&r.id).cloned()).collect()
+        remotes.iter().filter_map(|id| health.get(id).cloned()).collect()
     }
 
     /// The health as JSON (for the status endpoint).
@@ -578,6 +741,81 @@ mod tests {
             assert_eq!(exported.description.as_deref(), Some("[CI] Builds."));
             assert_eq!(exported.task_support(), TaskSupport::Optional, "{remote:?}");
         }
+    }
+
+    fn http(id: &str, document: Value) -> ServerRecord {
+        ServerRecord::new(id, mcpd::client::config::ConfigDocument::from_value(document).unwrap())
+    }
+
+    #[test]
+    fn a_reloaded_servers_file_is_compared_by_name_and_every_field() {
+        let stdio = |id: &str, arg: &str| {
+            let command = mcpd::client::config::StdioCommand::from_node(
+                json!({"command": "node", "args": [arg]}).as_object().unwrap(),
+            )
+            .unwrap();
+            ServerRecord::stdio(id, command)
+        };
+        let old = vec![
+            http("kept", json!({"url": "http://127.0.0.1:1/mcp", "headers": {"A": "1"}})),
+            http("url", json!({"url": "http://127.0.0.1:2/mcp"})),
+            http("gone", json!({"url": "http://127.0.0.1:3/mcp"})),
+            stdio("child", "a.js"),
+            stdio("same child", "a.js"),
+            http("timeout", json!({"url": "http://127.0.0.1:4/mcp"})),
+        ];
+        let mut longer = http("timeout", json!({"url": "http://127.0.0.1:4/mcp"}));
+        longer.timeout_secs = 99;
+        let mut listed = stdio("same child", "a.js");
+        listed.tools = vec![Tool::new("t", "", json!({"type": "object"}))];
+        let new = vec![
+            http("new", json!({"url": "http://127.0.0.1:5/mcp"})),
+            // Key order is not a change.
+            http("kept", json!({"headers": {"A": "1"}, "url": "http://127.0.0.1:1/mcp"})),
+            http("url", json!({"url": "http://127.0.0.1:22/mcp"})),
+            stdio("child", "b.js"),
+            listed,
+            longer,
+        ];
+        let diff = diff_servers(&old, new);
+        let ids = |records: &[ServerRecord]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&diff.added), ["new"]);
+        assert_eq!(diff.removed, ["gone"]);
+        assert_eq!(ids(&diff.changed), ["url", "child", "timeout"]);
+        assert_eq!(diff.unchanged, ["kept", "same child"], "the tools last fetched are no configuration");
+        assert_eq!(diff.order, ["new", "kept", "url", "child", "same child", "timeout"]);
+        assert!(!diff.is_empty());
+        assert_eq!(
+            diff.to_string(),
+            "added [new], removed [gone], changed [url, child, timeout], unchanged [kept, same child]"
+        );
+        let again = diff_servers(&old, old.clone());
+        assert!(again.is_empty() && again.unchanged.len() == old.len());
+    }
+
+    /// A reload keeps the prefixes of the remotes it keeps, gives new ones the first free one,
+    /// forgets what removed ones exported, and keeps the file's order.
+    #[actix_rt::test]
+    async fn apply_forgets_removed_remotes_and_prefixes_new_ones() {
+        let live = Arc::new(LiveCatalog::new(mcpd::Catalog::new()));
+        let down = |id: &str| http(id, json!({"url": "http://127.0.0.1:1/mcp", "timeout": 5}));
+        let gateway =
+            Gateway::new(vec![down("Docs"), down("b")], live.clone(), ToolFilter::from_value(None), Arc::default());
+        live.update(|catalog| {
+            let tool = |name: &str| Tool::new(name, "", json!({"type": "object"}));
+            catalog.add_tool(tool("b__t"), |_a: Map<String, Value>, _c| async { Ok(CallToolResult::text("")) });
+            catalog.add_tool(tool("docs__t"), |_a: Map<String, Value>, _c| async { Ok(CallToolResult::text("")) });
+        });
+        let diff = gateway.apply(vec![down("docs"), down("Docs")]).await;
+        assert_eq!(
+            (diff.removed.as_slice(), diff.unchanged.as_slice()),
+            (["b".to_owned()].as_slice(), ["Docs".to_owned()].as_slice())
+        );
+        let health = gateway.health();
+        let shown: Vec<(&str, &str)> = health.iter().map(|h| (h.name.as_str(), h.prefix.as_str())).collect();
+        assert_eq!(shown, [("docs", "docs_2"), ("Docs", "docs")], "file order; kept prefixes");
+        assert_eq!(live.snapshot().tool_names(), ["docs__t"], "b's tools are gone");
+        gateway.close().await;
     }
 
     #[test]

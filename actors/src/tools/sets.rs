@@ -17,7 +17,7 @@ use mcpd::config::ToolFilter;
 use mcpd::Catalog;
 use serde_json::{json, Map, Value};
 
-use super::commands::{self, CommandOptions, DeclaredTool};
+use super::commands::{self, CommandOptions, CommandTools, DeclaredTool};
 use super::files::{self, FileToolOptions};
 use super::gateway::Gateway;
 use super::paths::ProjectRoot;
@@ -87,6 +87,8 @@ pub struct ToolSets {
     pub exposed: Vec<(ToolSet, usize)>,
     /// Exposed declared prompts (after `enabledPrompts`).
     pub prompts: usize,
+    /// The command tools, to replace the declared ones when the tools file changes.
+    pub commands: CommandTools,
 }
 
 /// Builds the catalog: built-in tools, then the file tools, then the command and declared tools,
@@ -117,7 +119,7 @@ pub fn assemble(root: &ProjectRoot, options: ToolSetOptions, filter: &ToolFilter
         .collect();
     let prompts =
         prompts::register(&mut catalog, root.clone(), options.commands.clone(), prompt_options, declared_prompts);
-    commands::register(&mut catalog, root.clone(), options.commands, options.declared);
+    let commands = commands::register(&mut catalog, root.clone(), options.commands, options.declared);
     mark(&catalog, ToolSet::Commands);
     let mut exposed: Vec<(ToolSet, usize)> =
         [ToolSet::Builtin, ToolSet::Files, ToolSet::Commands, ToolSet::Declared].map(|set| (set, 0)).to_vec();
@@ -128,7 +130,7 @@ pub fn assemble(root: &ProjectRoot, options: ToolSetOptions, filter: &ToolFilter
         }
     }
     catalog.retain_tools(|name| filter.allows(name));
-    ToolSets { catalog, exposed, prompts }
+    ToolSets { catalog, exposed, prompts, commands }
 }
 
 /// What the status JSON and `/metrics` say about the tools (and declared prompts); the

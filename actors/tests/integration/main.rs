@@ -37,6 +37,7 @@ mod files_race;
 mod gateway;
 mod gateway_access;
 mod gateway_passthrough;
+mod gateway_reload;
 mod hostile_remote;
 mod http_endpoint;
 mod http_guard;

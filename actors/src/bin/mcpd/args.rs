@@ -172,17 +172,19 @@ pub(crate) struct ServeArgs {
     /// An environment variable commands may see (repeatable; PATH, HOME, LANG, TERM by default).
     #[arg(long = "command-env")]
     pub(crate) command_env: Vec<String>,
-    /// A JSON file of config-declared command tools (and prompts).
+    /// A JSON file of config-declared command tools (and prompts); its tools are reloaded when
+    /// it changes and on SIGHUP.
     #[arg(long)]
     pub(crate) tools: Option<PathBuf>,
     /// Only the prompts matching these patterns (`*`, `?`; separated by commas; `enabledPrompts`).
     #[arg(long, value_name = "PATTERNS")]
     pub(crate) enabled_prompts: Option<String>,
-    /// An mcpServers file whose servers' tools are re-exported (the gateway).
+    /// An mcpServers file whose servers' tools are re-exported (the gateway); reloaded when it
+    /// changes and on SIGHUP.
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,
     /// A JSON access file: named clients, each with its key and the tools and prompts it may use
-    /// (HTTP only; reloaded on SIGHUP).
+    /// (HTTP only; reloaded when it changes and on SIGHUP).
     #[arg(long, value_name = "FILE")]
     pub(crate) access: Option<PathBuf>,
     /// Do not offer the project's files as resources (file:///{+path}, the listing, subscriptions).

@@ -1,10 +1,15 @@
 //! `mcpd serve`: runs the runtime with the resolved settings — over stdio until stdin ends, or
-//! over HTTP until SIGINT/SIGTERM — with the gateway's remotes listed and retried alongside.
+//! over HTTP until SIGINT/SIGTERM — with the gateway's remotes listed and retried alongside,
+//! and the servers, tools and access files reloaded when they change or on SIGHUP
+//! ([`watch_files`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcpd_actors::client::oauth::{CredentialStore, FileStore};
+use mcpd_actors::panics::{self, Site};
+use mcpd_actors::reload::{Reloader, Running, DEBOUNCE};
+use mcpd_actors::tools::commands::load_declarations;
 use mcpd_actors::tools::gateway::Gateway;
 use mcpd_actors::tools::sets::ToolReport;
 use mcpd_actors::{ActorCounts, Mcpd};
@@ -42,6 +47,7 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
         gateway.refresh_all().await;
         gateway.retry_every(GATEWAY_RETRY);
     }
+    let _reloads = watch_files(&settings, gateway.as_ref());
     log::debug!("serving MCP on stdio");
     let served = mcpd_actors::stdio::serve(
         settings.server,
@@ -67,16 +73,7 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }
-    if let Some(access) = settings.listener.access.clone() {
-        let live = settings.live.clone();
-        reload_on_hangup(move || {
-            // A file that cannot be used keeps the policy in force; reload logs why. A good one
-            // may change what clients see: they are told to list again.
-            if access.reload_current().is_ok() {
-                live.announce_lists_changed();
-            }
-        });
-    }
+    let _reloads = watch_files(&settings, gateway.as_ref());
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;
     let eras = if sessions {
         "stateless 2026-07-28, streamable-HTTP sessions and HTTP+SSE for 2024-11-05…2025-11-25"
@@ -100,9 +97,10 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     runtime.close().await.map_err(|e| Fatal::runtime(e.to_string()))
 }
 
-/// The gateway over the configured remote servers, if any, with the credentials file.
+/// The gateway over the configured remote servers, with the credentials file: none without a
+/// servers file (one that lists no server yet may list some after a reload).
 fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>> {
-    if settings.remotes.is_empty() {
+    if settings.remotes.is_empty() && settings.servers_file.is_none() {
         return None;
     }
     let store = settings.credentials.as_ref().map(|path| Arc::new(FileStore::new(path)) as Arc<dyn CredentialStore>);
@@ -115,25 +113,53 @@ fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>
     ))
 }
 
-/// Calls `reload` at every SIGHUP (Unix), for as long as the system runs.
-fn reload_on_hangup(reload: impl Fn() + 'static) {
-    #[cfg(unix)]
-    {
-        use actix_rt::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::hangup()) {
-            Ok(mut hangup) => {
-                actix_rt::spawn(async move {
-                    while hangup.recv().await.is_some() {
-                        log::info!("SIGHUP: reloading the access file");
-                        reload();
-                    }
-                });
-            }
-            Err(e) => log::warn!("cannot listen for SIGHUP: {e}"),
-        }
+/// Watches the servers file, the tools of the declarations file and the access file (HTTP),
+/// each re-read [`DEBOUNCE`] after it changes and all of them on SIGHUP, for as long as the
+/// returned handle lives. A file that cannot be used changes nothing: the previous configuration
+/// stays and one log line names the file and why.
+fn watch_files(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Option<Running> {
+    let reloader = Reloader::new(DEBOUNCE);
+    let mut watched = false;
+    if let (Some(path), Some(gateway)) = (&settings.servers_file, gateway) {
+        let (file, gateway) = (path.clone(), gateway.clone());
+        reloader.add(vec![path.clone()], move |_| {
+            let (file, gateway) = (file.clone(), gateway.clone());
+            panics::spawn(Site::Gateway, async move {
+                let _ = gateway.reload_file(&file).await;
+            });
+        });
+        watched = true;
     }
-    #[cfg(not(unix))]
-    drop(reload);
+    if let Some(path) = &settings.tools_file {
+        let (file, commands, live, filter) =
+            (path.clone(), settings.commands.clone(), settings.live.clone(), settings.filter.clone());
+        reloader.add(vec![path.clone()], move |_| match load_declarations(&file) {
+            Ok(declarations) => {
+                let names = commands.replace_declared(&live, declarations.tools, &filter);
+                log::info!(
+                    "tools file {} reloaded: declared tools [{}] (its prompts and resources are read at start only)",
+                    file.display(),
+                    names.join(", ")
+                );
+            }
+            Err(error) => {
+                log::warn!("tools file {} not reloaded, the declared tools in force stay: {error}", file.display());
+            }
+        });
+        watched = true;
+    }
+    if let Some(access) = settings.listener.access.clone() {
+        let live = settings.live.clone();
+        reloader.add(vec![access.path()], move |_| {
+            // A file that cannot be used keeps the policy in force; reload logs why. A good one
+            // may change what clients see: they are told to list again.
+            if access.reload_current().is_ok() {
+                live.announce_lists_changed();
+            }
+        });
+        watched = true;
+    }
+    watched.then(|| reloader.start())
 }
 
 async fn wait_for_signal() {

@@ -16,7 +16,7 @@ use mcpd::server::TaskOptions;
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
-use mcpd_actors::tools::commands::{load_declarations, CommandOptions, Declarations};
+use mcpd_actors::tools::commands::{load_declarations, CommandOptions, CommandTools, Declarations};
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
@@ -51,6 +51,12 @@ pub(crate) struct Settings {
     pub(crate) exposed_prompts: usize,
     /// The gateway's remote servers (from `--servers`).
     pub(crate) remotes: Vec<ServerRecord>,
+    /// The servers file (`--servers` / `servers`), watched for reloads.
+    pub(crate) servers_file: Option<PathBuf>,
+    /// The declarations file (`--tools` / `toolsFile`), whose tools are watched for reloads.
+    pub(crate) tools_file: Option<PathBuf>,
+    /// The command tools, to replace the declared ones when the tools file changes.
+    pub(crate) commands: CommandTools,
     /// The OAuth credentials file of the gateway's remotes (`--credentials`, the `credentials`
     /// property, else the default of `mcpd login`; none without a place for it).
     pub(crate) credentials: Option<PathBuf>,
@@ -118,7 +124,8 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     let root = ProjectRoot::new(&project_dir)
         .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
 
-    // The declarations file (tools, prompts, resources) is read once.
+    // The declarations file (tools, prompts, resources) is read here; its tools again when it
+    // changes (`serve`).
     let declarations = match args.tools.clone().or_else(|| props.get("toolsFile").map(PathBuf::from)) {
         Some(path) => {
             let declarations = load_declarations(&path).map_err(usage)?;
@@ -146,8 +153,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     };
     let resources =
         resource_set(args, &props, &root, &command_options, declared_resources, &mut tools.catalog, &mut warnings)?;
-    let remotes = match args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from)) {
-        Some(path) => load_servers(&path).map_err(usage)?,
+    let servers_file = args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from));
+    let remotes = match &servers_file {
+        Some(path) => load_servers(path).map_err(usage)?,
         None => Vec::new(),
     };
     let mut info = Implementation::new(
@@ -183,6 +191,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         exposed: tools.exposed,
         exposed_prompts: tools.prompts,
         remotes,
+        servers_file,
+        tools_file: declarations_path,
+        commands: tools.commands,
         credentials,
         project_dir,
         resources,

@@ -34,9 +34,11 @@ mod logs;
 mod template;
 
 use std::ffi::OsString;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use mcpd::catalog::LiveCatalog;
+use mcpd::config::ToolFilter;
 use mcpd::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use mcpd::{Catalog, ToolContext, ToolError};
 use serde_json::{json, Map, Value};
@@ -106,8 +108,14 @@ struct Shared {
 }
 
 /// Adds the command tools: `run_command` when `options.enabled`, every valid declared tool
-/// (an invalid one is logged and skipped), and `read_command_log` when either is there.
-pub fn register(catalog: &mut Catalog, root: ProjectRoot, options: CommandOptions, declared: Vec<DeclaredTool>) {
+/// (an invalid one is logged and skipped), and `read_command_log` when either is there. The
+/// returned handle replaces the declared tools later ([`CommandTools::replace_declared`]).
+pub fn register(
+    catalog: &mut Catalog,
+    root: ProjectRoot,
+    options: CommandOptions,
+    declared: Vec<DeclaredTool>,
+) -> CommandTools {
     let shared = Arc::new(Shared { root, logs: LogStore::new(options.max_logs), options });
     let mut any = false;
     if shared.options.enabled {
@@ -121,6 +129,52 @@ pub fn register(catalog: &mut Catalog, root: ProjectRoot, options: CommandOption
         );
         any = true;
     }
+    let names = add_declared(catalog, &shared, declared);
+    if any || !names.is_empty() {
+        add_read_log(catalog, &shared);
+    }
+    CommandTools { shared, declared: Arc::new(Mutex::new(names)) }
+}
+
+/// The command tools of a catalog, to replace its declared tools when the tools file changes.
+#[derive(Debug, Clone)]
+pub struct CommandTools {
+    shared: Arc<Shared>,
+    /// The declared tools in the catalog now.
+    declared: Arc<Mutex<Vec<String>>>,
+}
+
+impl CommandTools {
+    /// Replaces the declared tools in `live` with `declared` (those `filter` allows; invalid
+    /// ones are logged and skipped), sharing the logs of `read_command_log` (added when it was
+    /// not there). Clients hear `tools/list_changed` when the list changed. Returns the names
+    /// of the declared tools now offered.
+    pub fn replace_declared(
+        &self,
+        live: &LiveCatalog,
+        declared: Vec<DeclaredTool>,
+        filter: &ToolFilter,
+    ) -> Vec<String> {
+        let declared: Vec<DeclaredTool> = declared.into_iter().filter(|tool| filter.allows(&tool.name)).collect();
+        let mut current = self.declared.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut names = Vec::new();
+        live.update(|catalog| {
+            for name in current.iter() {
+                catalog.remove_tool(name);
+            }
+            names = add_declared(catalog, &self.shared, declared);
+            if !names.is_empty() && catalog.tool(READ_LOG).is_none() && filter.allows(READ_LOG) {
+                add_read_log(catalog, &self.shared);
+            }
+        });
+        current.clone_from(&names);
+        names
+    }
+}
+
+/// Adds the declared tools that compile (the others are logged); their names.
+fn add_declared(catalog: &mut Catalog, shared: &Arc<Shared>, declared: Vec<DeclaredTool>) -> Vec<String> {
+    let mut names = Vec::new();
     for tool in declared {
         let name = tool.name.clone();
         match declared::compile(tool) {
@@ -133,22 +187,27 @@ pub fn register(catalog: &mut Catalog, root: ProjectRoot, options: CommandOption
                     let session = ctx.session_id().map(str::to_owned);
                     async move { run_declared(&s, &compiled, args, session.as_deref()).await }
                 });
-                any = true;
+                names.push(name);
             }
             Err(e) => log::error!("command tool {name:?} is not offered: {e}"),
         }
     }
-    if any {
-        let s = shared.clone();
-        catalog.add_tool(read_log_definition(&shared.options), move |args: Map<String, Value>, _ctx: ToolContext| {
-            let s = s.clone();
-            async move {
-                read_page(&s, &args)
-                    .map(CallToolResult::structured)
-                    .map_err(|e| ToolError::failed(format!("read_command_log: {e}")))
-            }
-        });
-    }
+    names
+}
+
+/// The name of the tool that pages through command logs.
+const READ_LOG: &str = "read_command_log";
+
+fn add_read_log(catalog: &mut Catalog, shared: &Arc<Shared>) {
+    let s = shared.clone();
+    catalog.add_tool(read_log_definition(&shared.options), move |args: Map<String, Value>, _ctx: ToolContext| {
+        let s = s.clone();
+        async move {
+            read_page(&s, &args)
+                .map(CallToolResult::structured)
+                .map_err(|e| ToolError::failed(format!("read_command_log: {e}")))
+        }
+    });
 }
 
 fn output_schema() -> Value {
@@ -226,7 +285,7 @@ fn run_command_definition(options: &CommandOptions) -> Tool {
 
 fn read_log_definition(options: &CommandOptions) -> Tool {
     Tool::new(
-        "read_command_log",
+        READ_LOG,
         format!(
             "Reads the full output of a recent command (run_command or a command tool) by its logId, one page at a time: \
              pass the nextOffset of one page as the offset of the next until eof is true. Offsets are bytes; pages never split a character. \
