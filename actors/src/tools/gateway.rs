@@ -374,6 +374,8 @@ impl Gateway {
             });
         }
         self.remote_metrics.remove(id);
+        // Federation: the remote's prompts, resources and templates (and its URI claims and
+        // subscriptions) are forgotten here too, once the gateway federates them.
     }
 
     /// Fetches every remote's tools (remotes that fail are marked down; their tools stay out).
