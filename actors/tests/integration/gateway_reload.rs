@@ -3,20 +3,27 @@
 //! `tools/list_changed`, lists and calls the new remote's tools; an unchanged remote keeps its
 //! session; a removed one's session is closed); a broken edit keeps the configuration in force
 //! and the log says why; SIGHUP re-reads a file no watcher could see; the tools file's declared
-//! tools are replaced when it changes.
+//! tools are replaced when it changes; a remote added while unreachable joins on the retry.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
 use std::time::Duration;
 
+use mcpd::catalog::LiveCatalog;
+use mcpd::client::config::ConfigDocument;
+use mcpd::config::ToolFilter;
+use mcpd_actors::client::ServerRecord;
+use mcpd_actors::tools::gateway::Gateway;
 use serde_json::{json, Value};
 
-use crate::support::eventually::eventually_blocking;
+use crate::support::eventually::{eventually, eventually_blocking};
 use crate::support::interop_servers;
 use crate::support::process::{self, HttpChild};
 use crate::support::python;
+use crate::support::server::{start_with, test_catalog};
 
 /// How long a reload may take to show (the debounce is 200 ms; a stdio remote starts in ~1 s).
 const RELOAD: Duration = Duration::from_secs(10);
@@ -300,4 +307,24 @@ fn a_tools_file_edit_replaces_the_declared_tools() {
         gateway.stderr_lines().iter().any(|l| l.contains("tools file") && l.contains("not reloaded"))
     });
     assert!(names().contains(&"say_two".to_owned()), "a broken edit keeps the declared tools: {:?}", names());
+}
+
+/// A remote a reload added while it was unreachable joins once it answers (the 30 s retry of
+/// `mcpd serve`, here every 200 ms), as a remote of the file at start would.
+#[actix_rt::test]
+async fn a_remote_added_while_unreachable_joins_on_retry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let document = ConfigDocument::parse(&format!(r#"{{"url":"http://127.0.0.1:{port}/mcp","timeout":5}}"#)).unwrap();
+    let live = Arc::new(LiveCatalog::new(mcpd::Catalog::new()));
+    let gateway = Gateway::new(Vec::new(), live.clone(), ToolFilter::from_value(None), Arc::default());
+    gateway.retry_every(Duration::from_millis(200));
+    let diff = gateway.apply(vec![ServerRecord::new("late", document)]).await;
+    assert_eq!(diff.added.len(), 1);
+    assert!(!gateway.health()[0].up && live.snapshot().tool_names().is_empty(), "{:?}", gateway.health());
+
+    let remote = start_with(test_catalog(), Default::default(), |c| c.port = port).await;
+    eventually("the added remote joined", RELOAD, async || live.snapshot().tool("late__echo").is_some()).await;
+    assert!(gateway.health()[0].up, "{:?}", gateway.health());
+    gateway.close().await;
+    remote.runtime.close().await.unwrap();
 }
