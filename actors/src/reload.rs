@@ -80,7 +80,6 @@ pub struct Reloader {
     debounce: Duration,
     shared: Arc<Mutex<Shared>>,
     watcher: Arc<DirWatcher>,
-    calls: Arc<Mutex<Option<tokio::sync::mpsc::Sender<Call>>>>,
 }
 
 impl std::fmt::Debug for Reloader {
@@ -99,7 +98,7 @@ enum Call {
 impl Reloader {
     /// A reloader that waits `debounce` after a file's first change before calling back.
     pub fn new(debounce: Duration) -> Reloader {
-        Reloader { debounce, shared: Arc::default(), watcher: Arc::default(), calls: Arc::default() }
+        Reloader { debounce, shared: Arc::default(), watcher: Arc::default() }
     }
 
     /// Watches `files` (relative paths are taken from the current directory) and calls
@@ -127,7 +126,6 @@ impl Reloader {
     /// warning says so. Watching stops when the returned [`Running`] is dropped.
     pub fn start(&self) -> Running {
         let (call_tx, call_rx) = tokio::sync::mpsc::channel::<Call>(CALLS);
-        *self.calls.lock().unwrap_or_else(PoisonError::into_inner) = Some(call_tx.clone());
         let dirs = self.shared.lock().unwrap_or_else(PoisonError::into_inner).dirs.clone();
         let targets = Groups { shared: self.shared.clone(), calls: call_tx.clone() };
         if let Err(e) = self.watcher.start("mcpd-reload-watch", QUEUE, self.debounce, &dirs, targets) {
@@ -167,7 +165,6 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.reloader.watcher.stop();
-        self.reloader.calls.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 }
 
