@@ -202,7 +202,7 @@ mod tests {
             .start(
                 "test-file-events",
                 16,
-                Duration::from_millis(100),
+                Duration::from_millis(500),
                 std::slice::from_ref(&dir_path),
                 Files(vec![a.clone()], tx),
             )
