@@ -517,14 +517,18 @@ impl Gateway {
             }
             Ok(result) => {
                 self.mark_up(server);
-                // Passed through faithfully: content, structured content and isError as received.
+                // Passed through faithfully: content, structured content, isError and _meta as
+                // received (the blocks were read once, by the client; unknown block types are
+                // left out).
                 let CallResult { content, structured_content, is_error, raw, .. } = result;
-                Ok(serde_json::from_value::<CallToolResult>(raw).unwrap_or(CallToolResult {
-                    content,
-                    structured_content,
-                    is_error,
-                    meta: None,
-                }))
+                let meta = match raw {
+                    Value::Object(mut members) => match members.remove("_meta") {
+                        Some(Value::Object(meta)) => Some(meta),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                Ok(CallToolResult { content, structured_content, is_error, meta })
             }
             Err(error) => {
                 self.mark_down(server, &error);
