@@ -55,7 +55,23 @@ pub(super) enum AnswerBody {
     /// Read whole (any status but a successful event stream).
     Json(Bytes),
     /// A successful `text/event-stream`, read as it comes.
-    Events(awc::ClientResponse),
+    Events(EventStream),
+}
+
+/// An event stream's body, from awc or from a satellite's [`super::plain::PlainHttp`].
+pub(super) enum EventStream {
+    Awc(awc::ClientResponse),
+    Plain(hyper::body::Incoming),
+}
+
+impl EventStream {
+    /// The next chunk of the body (`None` at its end).
+    async fn next(&mut self) -> Option<Result<Bytes, String>> {
+        match self {
+            EventStream::Awc(response) => response.next().await.map(|chunk| chunk.map_err(|e| e.to_string())),
+            EventStream::Plain(body) => super::plain::next_chunk(body).await,
+        }
+    }
 }
 
 impl Link {
@@ -85,12 +101,16 @@ impl Link {
             let sent = Box::pin(self.send_authorized(auth, url, &build, Some(Bytes::from(body)))).await?;
             return self.answer(sent).await;
         }
+        let mut extra = extra;
+        if let Some(bearer) = self.borrowed().filter(|share| share.oauth()).and_then(super::share::LinkShare::bearer) {
+            extra.push((header::AUTHORIZATION, bearer));
+        }
+        if let Some(plain) = self.plain.as_ref().filter(|_| url == self.cfg.url) {
+            return plain.post(body, &extra).await;
+        }
         let mut request = self.http.post(url);
         for header in extra {
             request = request.insert_header(header);
-        }
-        if let Some(bearer) = self.borrowed().filter(|share| share.oauth()).and_then(super::share::LinkShare::bearer) {
-            request = request.insert_header((header::AUTHORIZATION, bearer));
         }
         let response = request.send_body(body).await.map_err(|e| self.not_sent(e))?;
         self.answer(response).await
@@ -105,7 +125,7 @@ impl Link {
             .filter(|s| !s.trim().is_empty())
             .map(str::to_owned);
         let body = if is_event_stream(&response) && (200..300).contains(&status) {
-            AnswerBody::Events(response)
+            AnswerBody::Events(EventStream::Awc(response))
         } else {
             AnswerBody::Json(response.body().limit(MAX_RESPONSE_BYTES).await.map_err(transport)?)
         };
@@ -127,12 +147,7 @@ impl Link {
         }
     }
 
-    async fn read_events(
-        &self,
-        mut response: awc::ClientResponse,
-        id: &RequestId,
-        status: u16,
-    ) -> Result<Value, ClientError> {
+    async fn read_events(&self, mut response: EventStream, id: &RequestId, status: u16) -> Result<Value, ClientError> {
         let mut decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
         let mut last_event_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
@@ -177,7 +192,7 @@ impl Link {
             }
             reconnects += 1;
             actix_rt::time::sleep(retry).await;
-            response = self.resume(last_event_id.as_deref().unwrap_or_default()).await?;
+            response = EventStream::Awc(self.resume(last_event_id.as_deref().unwrap_or_default()).await?);
             decoder = SseDecoder::new(MAX_RESPONSE_BYTES);
         }
     }

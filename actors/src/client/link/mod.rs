@@ -31,6 +31,7 @@ mod input;
 mod legacy_sse;
 mod negotiate;
 mod outcome;
+mod plain;
 mod request;
 mod share;
 mod wire;
@@ -136,6 +137,8 @@ pub(crate) struct Link {
     share: Option<Arc<LinkShare>>,
     /// A satellite: a stateless link on another thread than its primary's, sending calls only.
     satellite: bool,
+    /// A satellite's own HTTP/1.1 client for a plain `http://` endpoint.
+    plain: Option<plain::PlainHttp>,
     /// The calls in flight with handlers of their own (empty for plain calls: nothing is
     /// registered for them).
     calls: RefCell<Vec<Rc<CallEntry>>>,
@@ -244,6 +247,7 @@ impl Link {
             }
             _ => None,
         };
+        let plain = satellite.then(|| plain::PlainHttp::for_url(&cfg.url, &cfg.headers)).flatten();
         Rc::new(Link {
             auth,
             http,
@@ -256,6 +260,7 @@ impl Link {
             wire: RefCell::new(Wire::Idle),
             connecting: RefCell::new(None),
             closed: Cell::new(false),
+            plain,
             share,
             satellite,
             calls: RefCell::new(Vec::new()),
