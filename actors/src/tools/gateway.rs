@@ -19,6 +19,11 @@
 //! skipped and shown in its health, the rest exported; a listing of the wrong shape, or past its
 //! bounds, marks it down and is retried), an exported name must itself be a valid tool name, and
 //! every refresh, retry and call is contained ([`crate::panics`]).
+//!
+//! Beside the tools, each remote's prompts, resources and resource templates are federated
+//! (`federation`): prompts as `<server>__<prompt>`, resources and templates under their own
+//! URIs (the first remote in the file that claims a URI serves it), with completions,
+//! subscriptions and the remotes' `list_changed` / `resources/updated` notifications.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -44,6 +49,10 @@ use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
 use crate::tools::remote_metrics::RemoteMetrics;
 
+mod federation;
+
+use federation::Federation;
+
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
 
@@ -60,10 +69,21 @@ pub struct RemoteHealth {
     pub up: bool,
     /// Tools currently exported.
     pub tools: usize,
+    /// Prompts currently exported (`<prefix>__<prompt>`).
+    pub prompts: usize,
+    /// Resources it serves here (URIs kept).
+    pub resources: usize,
+    /// Resource templates it serves here.
+    pub templates: usize,
+    /// The URIs, templates and prompts it claims that another serves (an earlier remote in the
+    /// file, or this server itself), as messages (the first ten;
+    /// then how many more).
+    pub collisions: Vec<String>,
     /// The last error, if the last contact failed.
     pub error: Option<String>,
-    /// The entries of its last tool listing that were left out, and why (the first
-    /// [`SKIPPED_SHOWN`]; then how many more).
+    /// The entries of its last listings that were left out, and why (the first
+    /// [`SKIPPED_SHOWN`] of its tools, then how many more; then the first of its prompts,
+    /// resources and templates, or why listing them failed).
     pub skipped: Vec<String>,
 }
 
@@ -134,6 +154,8 @@ pub struct Gateway {
     filter: ToolFilter,
     remotes: Vec<Remote>,
     health: Mutex<HashMap<String, RemoteHealth>>,
+    /// The remotes' prompts, resources and templates this server serves.
+    federation: Mutex<Federation>,
     /// Per-remote call latency and errors by kind (`/metrics`).
     remote_metrics: Arc<RemoteMetrics>,
 }
@@ -166,14 +188,11 @@ impl Gateway {
         counts: Arc<ActorCounts>,
         store: Option<Arc<dyn CredentialStore>>,
     ) -> Arc<Gateway> {
-        Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
+        let gateway = Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
             let hook_target = weak.clone();
-            let hook: NotificationHook = Arc::new(move |server, method, _params| {
-                if method == "notifications/tools/list_changed" {
-                    if let Some(gateway) = hook_target.upgrade() {
-                        let server = server.to_owned();
-                        panics::spawn(Site::Gateway, async move { gateway.refresh_named(&server).await });
-                    }
+            let hook: NotificationHook = Arc::new(move |server, method, params| {
+                if let Some(gateway) = hook_target.upgrade() {
+                    gateway.remote_notification(server, method, params);
                 }
             });
             let handlers = unattributed_handlers(hook);
@@ -205,6 +224,10 @@ impl Gateway {
                         transport: transport.to_owned(),
                         up: false,
                         tools: 0,
+                        prompts: 0,
+                        resources: 0,
+                        templates: 0,
+                        collisions: Vec::new(),
                         error: Some("not contacted yet".into()),
                         skipped: Vec::new(),
                     },
@@ -212,8 +235,18 @@ impl Gateway {
                 remotes.push(Remote { id: record.id.clone(), prefix });
                 manager.upsert(record);
             }
-            Gateway { manager, live, filter, remotes, health: Mutex::new(health), remote_metrics }
-        })
+            Gateway {
+                manager,
+                live,
+                filter,
+                remotes,
+                health: Mutex::new(health),
+                federation: Mutex::default(),
+                remote_metrics,
+            }
+        });
+        gateway.install_federation();
+        gateway
     }
 
     /// Fetches every remote's tools (remotes that fail are marked down; their tools stay out).
@@ -252,9 +285,10 @@ impl Gateway {
         });
     }
 
-    async fn refresh_named(self: &Arc<Self>, name: &str) {
-        // A link is named after its record id (stdio) or its configuration's name.
-        let id = self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
+    /// The id of the remote whose link is called `name`: a link is named after its record id
+    /// (stdio) or its configuration's name.
+    fn remote_named(&self, name: &str) -> Option<String> {
+        self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
             self.remotes
                 .iter()
                 .find(|r| {
@@ -264,13 +298,42 @@ impl Gateway {
                         .is_some_and(|c| c.name == name)
                 })
                 .map(|r| r.id.clone())
-        });
-        if let Some(id) = id {
-            self.refresh(&id).await;
+        })
+    }
+
+    /// What a remote's notification does here: `tools/list_changed` refreshes its tools (and
+    /// what it federates), `prompts/list_changed` and `resources/list_changed` what it
+    /// federates, `resources/updated` reaches this server's subscribers of the URI.
+    fn remote_notification(self: &Arc<Self>, link: &str, method: &str, params: &Value) {
+        let Some(id) = self.remote_named(link) else { return };
+        let gateway = self.clone();
+        match method {
+            "notifications/tools/list_changed" => {
+                panics::spawn(Site::Gateway, async move { gateway.refresh(&id).await });
+            }
+            "notifications/prompts/list_changed" | "notifications/resources/list_changed" => {
+                panics::spawn(Site::Gateway, async move { gateway.refresh_federated(&id, true).await });
+            }
+            "notifications/resources/updated" => {
+                // Contained like the rest: this runs on the remote's connection.
+                let _ = panics::catch(Site::Gateway, || gateway.remote_resource_updated(&id, params));
+            }
+            _ => {}
         }
     }
 
-    /// Fetches one remote's tools and replaces its exported tools. Entries the listing skipped,
+    /// The remotes' ids, in the servers file's order.
+    fn remote_ids(&self) -> Vec<String> {
+        self.remotes.iter().map(|r| r.id.clone()).collect()
+    }
+
+    /// The prefix of the remote `id`'s tools and prompts.
+    fn prefix_of(&self, id: &str) -> Option<String> {
+        self.remotes.iter().find(|r| r.id == id).map(|r| r.prefix.clone())
+    }
+
+    /// Fetches one remote's tools and replaces its exported tools, then what it federates
+    /// (prompts, resources, templates; taken out when it is down). Entries the listing skipped,
     /// and tools whose exported name would break the tool name rules, are left out and shown in
     /// the remote's health.
     pub async fn refresh(self: &Arc<Self>, id: &str) {
@@ -318,9 +381,10 @@ impl Gateway {
             skipped.push(format!("… and {} more", skipped_count - skipped.len()));
         }
         self.set_health(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string), skipped);
-        if let Err(e) = outcome {
+        if let Err(e) = &outcome {
             log::warn!("gateway: remote {id} is down: {e}");
         }
+        self.refresh_federated(id, outcome.is_ok()).await;
     }
 
     /// Calls a remote tool for the caller of `ctx`, passing through what happens meanwhile (see
@@ -407,10 +471,24 @@ impl Gateway {
         self.remote_metrics.clone()
     }
 
-    /// Every remote's health, in file order.
+    /// Every remote's health, in file order, with what it federates.
     pub fn health(&self) -> Vec<RemoteHealth> {
-        let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-        self.remotes.iter().filter_map(|r| health.get(&r.id).cloned()).collect()
+        let health: Vec<RemoteHealth> = {
+            let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+            self.remotes.iter().filter_map(|r| health.get(&r.id).cloned()).collect()
+        };
+        health
+            .into_iter()
+            .map(|mut remote| {
+                let counts = self.federated_counts(&remote.name);
+                remote.prompts = counts.prompts;
+                remote.resources = counts.resources;
+                remote.templates = counts.templates;
+                remote.collisions = counts.collisions;
+                remote.skipped.extend(counts.notes);
+                remote
+            })
+            .collect()
     }
 
     /// The health as JSON (for the status endpoint).
@@ -418,7 +496,11 @@ impl Gateway {
         json!(self
             .health()
             .into_iter()
-            .map(|h| json!({"name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools, "error": h.error, "skipped": h.skipped}))
+            .map(|h| json!({
+                "name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools,
+                "prompts": h.prompts, "resources": h.resources, "templates": h.templates,
+                "collisions": h.collisions, "error": h.error, "skipped": h.skipped
+            }))
             .collect::<Vec<_>>())
     }
 
