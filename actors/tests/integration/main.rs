@@ -36,6 +36,7 @@ mod file_tools;
 mod files_race;
 mod gateway;
 mod gateway_access;
+mod gateway_federation;
 mod gateway_passthrough;
 mod hostile_remote;
 mod http_endpoint;
