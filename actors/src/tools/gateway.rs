@@ -285,28 +285,15 @@ impl Gateway {
         });
     }
 
-    /// The id of the remote whose link is called `name`: a link is named after its record id
-    /// (stdio) or its configuration's name.
-    fn remote_named(&self, name: &str) -> Option<String> {
-        self.remotes.iter().find(|r| r.id == name).map(|r| r.id.clone()).or_else(|| {
-            self.remotes
-                .iter()
-                .find(|r| {
-                    self.manager
-                        .record(&r.id)
-                        .and_then(|rec| rec.document().and_then(|document| document.resolve().ok()))
-                        .is_some_and(|c| c.name == name)
-                })
-                .map(|r| r.id.clone())
-        })
-    }
-
     /// What a remote's notification does here: `tools/list_changed` refreshes its tools (and
     /// what it federates), `prompts/list_changed` and `resources/list_changed` what it
     /// federates, `resources/updated` reaches this server's subscribers of the URI.
-    fn remote_notification(self: &Arc<Self>, link: &str, method: &str, params: &Value) {
-        let Some(id) = self.remote_named(link) else { return };
-        let gateway = self.clone();
+    fn remote_notification(self: &Arc<Self>, id: &str, method: &str, params: &Value) {
+        // The client names the remote by its record id, which is its name in the file.
+        if !self.remotes.iter().any(|r| r.id == id) {
+            return;
+        }
+        let (gateway, id) = (self.clone(), id.to_owned());
         match method {
             "notifications/tools/list_changed" => {
                 panics::spawn(Site::Gateway, async move { gateway.refresh(&id).await });

@@ -6,14 +6,27 @@
 //! remote; a URI both remotes claim is served by the first in the file and the collision shows
 //! in the status; a subscription at a federated URI gets the remote's updates.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use mcpd::catalog::LiveCatalog;
+use mcpd::client::config::ConfigDocument;
+use mcpd::config::ToolFilter;
+use mcpd::model::{
+    ContentBlock, GetPromptResult, Prompt, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate,
+};
+use mcpd::{Catalog, ServerOptions};
+use mcpd_actors::client::ServerRecord;
+use mcpd_actors::tools::gateway::Gateway;
+use mcpd_actors::{ActorCounts, TransportMode};
+use serde_json::{json, Map, Value};
 
-use crate::support::eventually::eventually_blocking;
+use crate::support::eventually::{eventually, eventually_blocking};
 use crate::support::interop_servers;
 use crate::support::process;
 use crate::support::python;
+use crate::support::server::*;
 
 /// The URI both remotes claim (server-everything's own document; the HTTP remote declares it too).
 const CLAIMED_TWICE: &str = "demo://resource/static/document/instructions.md";
@@ -164,4 +177,112 @@ fn python_client_gets_prompts_resources_completions_and_updates_of_two_remotes_t
     assert_eq!(report["subscribed"], json!({}), "{report}");
     assert!(report["trigger"]["isError"] != true, "{report}");
     assert!(strings(&report["updated"]).iter().any(|u| u == CLAIMED_TWICE), "no update within the wait: {report}");
+}
+
+/// Adds a resource at `uri` whose text is `text`.
+fn add_text(catalog: &mut Catalog, uri: &str, text: &'static str) {
+    catalog.add_resource(Resource::new(uri, uri, "text/plain"), move |uri: String, _vars, _ctx| async move {
+        Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, "text/plain", text)] })
+    });
+}
+
+/// Adds a prompt `name` with one user message, `text`.
+fn add_prompt(catalog: &mut Catalog, name: &str, text: &'static str) {
+    catalog.add_prompt(Prompt::new(name, "A prompt.", Vec::new()), move |_args: Map<String, Value>, _ctx| async move {
+        Ok(GetPromptResult { description: None, messages: vec![PromptMessage::user(ContentBlock::text(text))] })
+    });
+}
+
+/// A remote over streamable-HTTP sessions (the session's stream carries its list_changed).
+async fn session_remote(name: &str, live: Arc<LiveCatalog>) -> (TestServer, ServerRecord) {
+    let server = start_live(live, ServerOptions { sessions: true, ..Default::default() }, |c| {
+        c.mode = TransportMode::StreamableHttp
+    })
+    .await;
+    let document = format!(r#"{{"url":"{}","protocolVersion":"2025-11-25"}}"#, server.url("/mcp"));
+    (server, ServerRecord::new(name, ConfigDocument::parse(&document).unwrap()))
+}
+
+/// In process: a URI two remotes claim and one this server serves itself are judged by the
+/// first-in-file rule (collisions in the health); a remote's prompts/list_changed and
+/// resources/list_changed refresh what it federates; forgetting a remote takes its exports out
+/// and hands the URIs it served to the next remote that claims them.
+#[actix_rt::test]
+async fn federated_exports_follow_the_remotes_and_a_forgotten_remote_hands_its_uris_on() {
+    let first_live = Arc::new(LiveCatalog::new(Catalog::new()));
+    first_live.update(|c| {
+        add_prompt(c, "hello", "hello from first");
+        add_text(c, "test://shared", "shared by first");
+    });
+    let second_live = Arc::new(LiveCatalog::new(Catalog::new()));
+    second_live.update(|c| {
+        add_text(c, "test://shared", "shared by second");
+        add_text(c, "test://local", "not served");
+        c.add_template(
+            ResourceTemplate::new("test://second/{id}", "by id", "text/plain"),
+            |uri: String, vars: Vec<(String, String)>, _ctx| async move {
+                let text = format!("second item {}", vars.first().map(|(_, v)| v.as_str()).unwrap_or_default());
+                Ok(ReadResourceResult { contents: vec![ResourceContents::text(uri, "text/plain", text)] })
+            },
+        );
+    });
+    let (first, first_record) = session_remote("first", first_live.clone()).await;
+    let (second, second_record) = session_remote("second", second_live.clone()).await;
+
+    let live = Arc::new(LiveCatalog::new(Catalog::new()));
+    live.update(|c| add_text(c, "test://local", "served here"));
+    let gateway = Gateway::new(
+        vec![first_record, second_record],
+        live.clone(),
+        ToolFilter::from_value(None),
+        Arc::new(ActorCounts::new()),
+    );
+    gateway.refresh_all().await;
+    let health = gateway.health();
+    assert_eq!((health[0].prompts, health[0].resources, health[0].templates), (1, 1, 0), "{health:?}");
+    assert_eq!((health[1].prompts, health[1].resources, health[1].templates), (0, 0, 1), "{health:?}");
+    assert!(health[0].collisions.is_empty(), "{health:?}");
+    assert_eq!(
+        health[1].collisions,
+        ["resource test://local is served by this server itself", "resource test://shared is served by first"],
+        "{health:?}"
+    );
+
+    let server = start_live(live.clone(), Default::default(), |_| {}).await;
+    let read = async |id: i64, uri: &str| {
+        let answer = post_legacy(&server, "2025-11-25", id, "resources/read", json!({"uri": uri})).await.json();
+        answer["result"]["contents"][0]["text"].as_str().map(str::to_owned).unwrap_or_else(|| answer.to_string())
+    };
+    assert_eq!(read(1, "test://shared").await, "shared by first");
+    assert_eq!(read(2, "test://local").await, "served here", "never taken over");
+    assert_eq!(read(3, "test://second/42").await, "second item 42");
+    let prompt = post_legacy(&server, "2025-11-25", 4, "prompts/get", json!({"name": "first__hello"})).await.json();
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "hello from first", "{prompt}");
+
+    // The remotes' list_changed: a new prompt at the first, a new resource at the second.
+    first_live.update(|c| add_prompt(c, "later", "later from first"));
+    second_live.update(|c| add_text(c, "test://fresh", "fresh from second"));
+    eventually("prompts/list_changed refreshed the first's prompts", Duration::from_secs(5), async || {
+        live.snapshot().prompt("first__later").is_some()
+    })
+    .await;
+    eventually("resources/list_changed refreshed the second's resources", Duration::from_secs(5), async || {
+        live.snapshot().resource("test://fresh").is_some()
+    })
+    .await;
+    assert_eq!(read(5, "test://fresh").await, "fresh from second");
+
+    // The first is forgotten (removed from the servers file): the second serves the shared URI.
+    gateway.forget_federated("first");
+    let catalog = live.snapshot();
+    assert!(catalog.prompt("first__hello").is_none() && catalog.prompt("first__later").is_none());
+    assert_eq!(read(6, "test://shared").await, "shared by second");
+    let health = gateway.health();
+    assert_eq!((health[0].prompts, health[0].resources), (0, 0), "{health:?}");
+    assert_eq!(health[1].collisions, ["resource test://local is served by this server itself"], "{health:?}");
+
+    gateway.close().await;
+    for remote in [first, second, server] {
+        remote.runtime.close().await.unwrap();
+    }
 }
