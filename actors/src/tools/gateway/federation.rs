@@ -131,7 +131,6 @@ trait Federated: Listable + Clone + PartialEq {
     /// How messages name the kind.
     const KIND: &'static str;
     fn claimed(claims: &Claims) -> &[Claim<Self>];
-    fn exports(federation: &Federation) -> &BTreeMap<String, Export>;
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export>;
     /// Whether this server serves `key` itself (not through the gateway).
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool;
@@ -147,10 +146,6 @@ impl Federated for Prompt {
 
     fn claimed(claims: &Claims) -> &[Claim<Self>] {
         &claims.prompts
-    }
-
-    fn exports(federation: &Federation) -> &BTreeMap<String, Export> {
-        &federation.prompts
     }
 
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
@@ -182,10 +177,6 @@ impl Federated for Resource {
 
     fn claimed(claims: &Claims) -> &[Claim<Self>] {
         &claims.resources
-    }
-
-    fn exports(federation: &Federation) -> &BTreeMap<String, Export> {
-        &federation.resources
     }
 
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
@@ -222,10 +213,6 @@ impl Federated for ResourceTemplate {
 
     fn claimed(claims: &Claims) -> &[Claim<Self>] {
         &claims.templates
-    }
-
-    fn exports(federation: &Federation) -> &BTreeMap<String, Export> {
-        &federation.templates
     }
 
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
@@ -285,14 +272,13 @@ fn apply<T: Federated>(
     federation: &mut Federation,
     wanted: BTreeMap<String, (Export, T)>,
 ) {
-    let exports = T::exports_mut(federation);
-    for key in exports.keys().filter(|key| !wanted.contains_key(*key)) {
+    let before = std::mem::take(T::exports_mut(federation));
+    for key in before.keys().filter(|key| !wanted.contains_key(*key)) {
         T::remove(catalog, key);
     }
-    exports.clear();
     for (key, (export, entry)) in wanted {
-        let unchanged = T::in_catalog(catalog, &key).is_some_and(|current| *current == entry)
-            && T::exports(federation).get(&key).is_some_and(|current| *current == export);
+        let unchanged = before.get(&key).is_some_and(|current| *current == export)
+            && T::in_catalog(catalog, &key).is_some_and(|current| *current == entry);
         if !unchanged {
             T::add(catalog, entry, gateway.clone(), export.clone());
         }
@@ -444,8 +430,9 @@ impl Gateway {
     /// the catalog; subscriptions whose URI changed hands move to the new owner.
     fn apply_claims(self: &Arc<Self>, id: &str, claims: Option<Claims>) {
         let order = self.remote_ids();
-        let moved = {
+        let moves = {
             let mut federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
+            let were_up: Vec<String> = federation.claims.keys().cloned().collect();
             match claims {
                 Some(claims) => federation.claims.insert(id.to_owned(), claims),
                 None => federation.claims.remove(id),
@@ -458,29 +445,21 @@ impl Gateway {
                     log::warn!("gateway: remote {id}: {message}");
                 }
             }
-            // Subscriptions follow their URI to its owner now (none: it is served by no remote).
             let catalog = self.live.snapshot();
-            let view = (&federation.resources, &federation.templates);
-            let moved: Vec<(String, String, Option<String>)> = federation
-                .subscribed
-                .iter()
-                .filter_map(|(uri, before)| {
-                    let now = owner_in(&catalog, view, uri);
-                    (now.as_ref() != Some(before)).then(|| (uri.clone(), before.clone(), now))
-                })
-                .collect();
-            for (uri, _, now) in &moved {
-                match now {
-                    Some(now) => federation.subscribed.insert(uri.clone(), now.clone()),
-                    None => federation.subscribed.remove(uri),
-                };
-            }
-            moved
+            let Federation { claims, resources, templates, subscribed, .. } = federation;
+            follow_subscriptions(
+                subscribed,
+                &|id| were_up.iter().any(|up| up == id),
+                &|id| claims.contains_key(id),
+                &|uri| owner_in(&catalog, (resources, templates), uri),
+            )
         };
-        for (uri, before, now) in moved {
-            self.remote_subscription(before, uri.clone(), false);
-            if let Some(now) = now {
-                self.remote_subscription(now, uri, true);
+        for Move { uri, unsubscribe, subscribe } in moves {
+            if let Some(server) = unsubscribe {
+                self.remote_subscription(server, uri.clone(), false);
+            }
+            if let Some(server) = subscribe {
+                self.remote_subscription(server, uri, true);
             }
         }
     }
@@ -650,6 +629,43 @@ impl Gateway {
 /// The federated resources and templates, as [`owner_in`] reads them.
 type View<'a> = (&'a BTreeMap<String, Export>, &'a BTreeMap<String, Export>);
 
+/// A subscription that changes hands: unsubscribe at one remote, subscribe at another.
+#[derive(Debug, PartialEq, Eq)]
+struct Move {
+    uri: String,
+    unsubscribe: Option<String>,
+    subscribe: Option<String>,
+}
+
+/// Makes each URI subscribed at a remote follow its owner `now` (subscriptions are at
+/// `subscribed[uri]`, live while that remote `was_up`): a new owner is subscribed at (also the
+/// same remote when it comes back up), the previous one unsubscribed from while it `is_up`. A URI
+/// no remote serves stays noted at the last one, which is subscribed at again when it serves it
+/// again.
+fn follow_subscriptions(
+    subscribed: &mut HashMap<String, String>,
+    was_up: &dyn Fn(&str) -> bool,
+    is_up: &dyn Fn(&str) -> bool,
+    now: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Move> {
+    let mut moves = Vec::new();
+    for (uri, at) in subscribed.iter_mut() {
+        let before = was_up(at).then(|| at.clone());
+        let owner = now(uri);
+        if owner == before {
+            continue;
+        }
+        let unsubscribe = before.filter(|before| is_up(before));
+        if let Some(owner) = &owner {
+            at.clone_from(owner);
+        }
+        if unsubscribe.is_some() || owner.is_some() {
+            moves.push(Move { uri: uri.clone(), unsubscribe, subscribe: owner });
+        }
+    }
+    moves
+}
+
 /// The remote serving `uri` in `catalog`: its exact resource's owner, else the owner of the
 /// template the catalog resolves it with (in template order), when those are federated.
 fn owner_in(catalog: &Catalog, (resources, templates): View<'_>, uri: &str) -> Option<String> {
@@ -753,6 +769,101 @@ mod tests {
         let (owner, collisions) = assign("resource template", vec![("wiki", vec!["test://{id}"])], &|_| false);
         assert_eq!(owner.get("test://{id}").map(String::as_str), Some("wiki"));
         assert!(collisions.is_empty());
+    }
+
+    #[test]
+    fn subscriptions_follow_their_uri_to_its_owner() {
+        let mut subscribed: HashMap<String, String> =
+            [("test://a", "docs"), ("test://b", "docs"), ("test://c", "wiki")]
+                .map(|(u, o)| (u.into(), o.into()))
+                .into();
+        // docs went down: wiki serves test://a now; nobody serves test://b; test://c unchanged.
+        let owners = |uri: &str| match uri {
+            "test://a" | "test://c" => Some("wiki".to_owned()),
+            _ => None,
+        };
+        let mut moves = follow_subscriptions(&mut subscribed, &|_| true, &|id| id == "wiki", &owners);
+        moves.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let to = |uri: &str, unsubscribe: Option<&str>, subscribe: Option<&str>| Move {
+            uri: uri.into(),
+            unsubscribe: unsubscribe.map(Into::into),
+            subscribe: subscribe.map(Into::into),
+        };
+        assert_eq!(moves, [to("test://a", None, Some("wiki"))], "a down remote is not told");
+        assert_eq!(subscribed["test://a"], "wiki");
+        assert_eq!(subscribed["test://b"], "docs", "kept for when docs serves it again");
+        // docs is back and first in the file: it serves both again.
+        let back = |uri: &str| (uri != "test://c").then(|| "docs".to_owned()).or(Some("wiki".into()));
+        let mut moves = follow_subscriptions(&mut subscribed, &|id| id == "wiki", &|_| true, &back);
+        moves.sort_by(|a, b| a.uri.cmp(&b.uri));
+        assert_eq!(moves, [to("test://a", Some("wiki"), Some("docs")), to("test://b", None, Some("docs"))]);
+    }
+
+    fn gateway_over(ids: &[&str], live: Arc<mcpd::catalog::LiveCatalog>) -> Arc<Gateway> {
+        let records = ids
+            .iter()
+            .map(|id| {
+                let document = mcpd::client::config::ConfigDocument::parse(r#"{"url":"http://127.0.0.1:1/mcp"}"#);
+                crate::client::ServerRecord::new(*id, document.unwrap())
+            })
+            .collect();
+        let counts = Arc::new(crate::counts::ActorCounts::new());
+        Gateway::new(records, live, mcpd::config::ToolFilter::from_value(None), counts)
+    }
+
+    fn claims(prefix: &str, prompts: &[&str], resources: &[&str], templates: &[&str]) -> Claims {
+        Claims {
+            prompts: prompts
+                .iter()
+                .map(|p| (export_prompt(&Prompt::new(*p, "A prompt.", Vec::new()), prefix, prefix), (*p).to_owned()))
+                .collect(),
+            resources: keyed(resources.iter().map(|u| Resource::new(*u, *u, "text/plain")).collect()),
+            templates: keyed(templates.iter().map(|t| ResourceTemplate::new(*t, *t, "text/plain")).collect()),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_catalog_changes_only_when_what_is_federated_does() {
+        let live = Arc::new(mcpd::catalog::LiveCatalog::new(Catalog::new()));
+        live.update(|c| {
+            c.add_resource(Resource::new("test://mine", "mine", "text/plain"), |_uri: String, _v, _c| async {
+                Err(ToolError::failed("unused"))
+            });
+        });
+        let gateway = gateway_over(&["docs", "wiki"], live.clone());
+        let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        live.listen(move |event| sink.lock().unwrap().push(event.clone()));
+        let events = || std::mem::take(&mut *heard.lock().unwrap());
+
+        gateway.apply_claims("docs", Some(claims("docs", &["review"], &["test://shared"], &["test://docs/{id}"])));
+        gateway.apply_claims("wiki", Some(claims("wiki", &[], &["test://shared", "test://mine", "test://wiki"], &[])));
+        use mcpd::catalog::CatalogEvent::{PromptsChanged, ResourcesChanged};
+        assert_eq!(events(), [PromptsChanged, ResourcesChanged, ResourcesChanged], "docs', then wiki's");
+        let catalog = live.snapshot();
+        assert!(catalog.prompt("docs__review").is_some());
+        assert_eq!(catalog.resources().count(), 3, "test://mine, test://shared, test://wiki");
+        assert!(catalog.template("test://docs/{id}").is_some());
+        assert_eq!(gateway.owner_of("test://shared").as_deref(), Some("docs"));
+        assert_eq!(gateway.owner_of("test://docs/7").as_deref(), Some("docs"));
+        assert_eq!(gateway.owner_of("test://mine"), None, "this server's own");
+        let wiki = gateway.federated_counts("wiki");
+        assert_eq!((wiki.prompts, wiki.resources, wiki.templates), (0, 1, 0));
+        assert_eq!(
+            wiki.collisions,
+            ["resource test://shared is served by docs", "resource test://mine is served by this server itself"]
+        );
+
+        // The same listings again: nothing changes, nobody is told.
+        gateway.apply_claims("docs", Some(claims("docs", &["review"], &["test://shared"], &["test://docs/{id}"])));
+        assert_eq!(events(), [], "an unchanged listing announces nothing");
+
+        gateway.forget_federated("docs");
+        assert_eq!(gateway.owner_of("test://shared").as_deref(), Some("wiki"));
+        assert!(live.snapshot().prompt("docs__review").is_none());
+        assert!(gateway.federated_counts("wiki").collisions.len() == 1);
+        assert_eq!(gateway.federated_counts("docs"), Counts::default());
     }
 
     #[test]
