@@ -23,7 +23,6 @@ Exit 0 on success, 1 on failure (60 s overall limit), 2 on bad usage.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from typing import Any
@@ -62,10 +61,8 @@ async def all_pages(list_page: Any, member: str) -> list[Any]:
 
 async def run(url: str, plan: dict[str, Any]) -> dict[str, Any]:
     import anyio
-    import httpx2
+    import json_run
     import mcp_types as types
-    from mcp.client import Client
-    from mcp.client.streamable_http import streamable_http_client
 
     updated: list[str] = []
     first_update = anyio.Event()
@@ -77,17 +74,8 @@ async def run(url: str, plan: dict[str, Any]) -> dict[str, Any]:
                 first_update.set()
 
     out: dict[str, Any] = {}
-    async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT_S)))
-        client = await stack.enter_async_context(
-            Client(
-                streamable_http_client(url, http_client=http),
-                mode="legacy",
-                cache=None,
-                read_timeout_seconds=TIMEOUT_S,
-                message_handler=on_message,
-            )
-        )
+    stack, client = await json_run.http_session(url, TIMEOUT_S, message_handler=on_message)
+    async with stack:
         session = client.session
         out["prompts"] = [p.name for p in await all_pages(session.list_prompts, "prompts")]
         out["resources"] = [str(r.uri) for r in await all_pages(session.list_resources, "resources")]
