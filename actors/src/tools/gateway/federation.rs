@@ -30,8 +30,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, Weak};
 
-use mcpd::catalog::{BoxFuture, Catalog, SubscriptionWatch, ToolError};
+use mcpd::catalog::{BoxFuture, Catalog, ResourceHandler, SubscriptionWatch, ToolError};
 use mcpd::client::list::{check_tool_name, Listed, Listing};
+use mcpd::config::ToolFilter;
 use mcpd::error::ProtocolError;
 use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate};
 use serde::de::DeserializeOwned;
@@ -71,9 +72,26 @@ struct Export {
     remote: String,
 }
 
+/// `enabledPrompts` and `enabledResources`, applied to what the remotes offer as to this
+/// server's own: a prompt by its exported name, a resource by its URI (listed or read through a
+/// template).
+#[derive(Debug)]
+struct Filters {
+    prompts: ToolFilter,
+    resources: ToolFilter,
+}
+
+impl Default for Filters {
+    fn default() -> Self {
+        Filters { prompts: ToolFilter::All, resources: ToolFilter::All }
+    }
+}
+
 /// What the gateway federates now.
 #[derive(Debug, Default)]
 pub(super) struct Federation {
+    /// What may be exported.
+    filters: Filters,
     /// Each up remote's last listing.
     claims: HashMap<String, Claims>,
     /// Exported prompt name → who serves it (what is in the catalog).
@@ -132,6 +150,9 @@ trait Federated: Listable + Clone + PartialEq {
     const KIND: &'static str;
     fn claimed(claims: &Claims) -> &[Claim<Self>];
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export>;
+    /// Whether the filters let `key` be exported (templates: always; their URIs are judged
+    /// when read).
+    fn allowed(filters: &Filters, key: &str) -> bool;
     /// Whether this server serves `key` itself (not through the gateway).
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool;
     /// The entry under `key` in the catalog now.
@@ -150,6 +171,10 @@ impl Federated for Prompt {
 
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
         &mut federation.prompts
+    }
+
+    fn allowed(filters: &Filters, key: &str) -> bool {
+        filters.prompts.allows(key)
     }
 
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
@@ -183,6 +208,10 @@ impl Federated for Resource {
         &mut federation.resources
     }
 
+    fn allowed(filters: &Filters, key: &str) -> bool {
+        filters.resources.allows(key)
+    }
+
     /// An exact resource of this server's, or one of its own templates matching the URI (an
     /// exact federated URI would shadow it).
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
@@ -201,10 +230,7 @@ impl Federated for Resource {
     }
 
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
-        catalog.add_resource(entry, move |uri: String, _vars, _ctx| {
-            let (gateway, server) = (gateway.clone(), export.owner.clone());
-            async move { gateway.read_resource(&server, uri).await }
-        });
+        catalog.add_resource(entry, read_at(gateway, export.owner));
     }
 }
 
@@ -217,6 +243,10 @@ impl Federated for ResourceTemplate {
 
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
         &mut federation.templates
+    }
+
+    fn allowed(_filters: &Filters, _key: &str) -> bool {
+        true
     }
 
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
@@ -232,10 +262,15 @@ impl Federated for ResourceTemplate {
     }
 
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
-        catalog.add_template(entry, move |uri: String, _vars, _ctx| {
-            let (gateway, server) = (gateway.clone(), export.owner.clone());
-            async move { gateway.read_resource(&server, uri).await }
-        });
+        catalog.add_template(entry, read_at(gateway, export.owner));
+    }
+}
+
+/// Reads a federated resource (or a URI of a federated template) at its remote.
+fn read_at(gateway: Arc<Gateway>, server: String) -> impl ResourceHandler {
+    move |uri: String, _vars, _ctx| {
+        let (gateway, server) = (gateway.clone(), server.clone());
+        async move { gateway.read_resource(&server, uri).await }
     }
 }
 
@@ -244,8 +279,13 @@ impl Federated for ResourceTemplate {
 type Plan<T> = (BTreeMap<String, (Export, T)>, Vec<(String, String)>);
 
 fn plan<T: Federated>(catalog: &Catalog, federation: &Federation, order: &[String]) -> Plan<T> {
-    let claims: Vec<(&str, &[Claim<T>])> =
-        order.iter().filter_map(|id| federation.claims.get(id).map(|c| (id.as_str(), T::claimed(c)))).collect();
+    let claims: Vec<(&str, Vec<&Claim<T>>)> = order
+        .iter()
+        .filter_map(|id| {
+            let allowed = |(entry, _): &&Claim<T>| T::allowed(&federation.filters, entry.key());
+            federation.claims.get(id).map(|c| (id.as_str(), T::claimed(c).iter().filter(allowed).collect()))
+        })
+        .collect();
     let (owners, collisions) = assign(
         T::KIND,
         claims.iter().map(|(id, claimed)| (*id, claimed.iter().map(|(entry, _)| entry.key()).collect())),
@@ -420,6 +460,13 @@ impl Gateway {
         self.apply_claims(id, claims);
     }
 
+    /// Applies `enabledPrompts` (`prompts`, to the exported names) and `enabledResources`
+    /// (`resources`, to the URIs listed and read) to what the remotes offer; call it before
+    /// [`Gateway::refresh_all`].
+    pub fn filter_federated(&self, prompts: ToolFilter, resources: ToolFilter) {
+        self.federation.lock().unwrap_or_else(PoisonError::into_inner).filters = Filters { prompts, resources };
+    }
+
     /// Takes everything `id` federates out of the catalog (it is gone, or down); the URIs it
     /// served go to the next remote in the file that claims them.
     pub fn forget_federated(self: &Arc<Self>, id: &str) {
@@ -516,6 +563,11 @@ impl Gateway {
     }
 
     async fn read_resource(&self, server: &str, uri: String) -> Result<ReadResourceResult, ToolError> {
+        let allowed = self.federation.lock().unwrap_or_else(PoisonError::into_inner).filters.resources.allows(&uri);
+        if !allowed {
+            // As this server's own templates answer a URI `enabledResources` leaves out.
+            return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));
+        }
         self.forward_as(server, "resources/read", json!({ "uri": uri }), Some(&uri)).await
     }
 
@@ -864,6 +916,25 @@ mod tests {
         assert!(live.snapshot().prompt("docs__review").is_none());
         assert!(gateway.federated_counts("wiki").collisions.len() == 1);
         assert_eq!(gateway.federated_counts("docs"), Counts::default());
+    }
+
+    #[test]
+    fn enabled_prompts_and_resources_filter_what_is_federated() {
+        let live = Arc::new(mcpd::catalog::LiveCatalog::new(Catalog::new()));
+        let gateway = gateway_over(&["docs"], live.clone());
+        let patterns = |p: &str| ToolFilter::from_value(Some(p));
+        gateway.filter_federated(patterns("docs__keep*"), patterns("test://docs/1*, test://kept"));
+        let listed = claims("docs", &["keep", "drop"], &["test://kept", "test://dropped"], &["test://docs/{id}"]);
+        gateway.apply_claims("docs", Some(listed));
+        let catalog = live.snapshot();
+        let names: Vec<&str> = catalog.prompts().map(|p| p.definition.name.as_str()).collect();
+        assert_eq!(names, ["docs__keep"]);
+        let uris: Vec<&str> = catalog.resources().map(|r| r.definition.uri.as_str()).collect();
+        assert_eq!(uris, ["test://kept"]);
+        assert!(catalog.template("test://docs/{id}").is_some(), "a template is judged by the URIs read");
+        assert_eq!(gateway.federated_counts("docs").collisions, Vec::<String>::new(), "left out is no collision");
+        let refused = actix_rt::System::new().block_on(gateway.read_resource("docs", "test://docs/2".into()));
+        assert_eq!(refused, Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri: "test://docs/2".into() })));
     }
 
     #[test]
