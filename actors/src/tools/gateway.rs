@@ -76,8 +76,7 @@ pub struct RemoteHealth {
     /// Resource templates it serves here.
     pub templates: usize,
     /// The URIs, templates and prompts it claims that another serves (an earlier remote in the
-    /// file, or this server itself), as messages (the first ten;
-    /// then how many more).
+    /// file, or this server itself), as messages (the first ten; then how many more).
     pub collisions: Vec<String>,
     /// The last error, if the last contact failed.
     pub error: Option<String>,
@@ -625,9 +624,13 @@ fn shown(name: &str) -> String {
 fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
     let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
     exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
-    let description = tool.description.as_deref().unwrap_or("");
-    exported.description = Some(format!("[{server}] {description}").trim_end().to_owned());
+    exported.description = Some(marked(server, tool.description.as_deref()));
     exported
+}
+
+/// A remote entry's description as this server exports it: marked with the server's name.
+fn marked(server: &str, description: Option<&str>) -> String {
+    format!("[{server}] {}", description.unwrap_or("")).trim_end().to_owned()
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 //!   down, another remote serves the URI now) the subscription moves with it. Other URIs go to
 //!   the watch that was installed before (the project files' `FileWatch`).
 //!
+//! `enabledPrompts` and `enabledResources` apply as to this server's own ([`Gateway::filter_federated`]).
 //! A remote that does not offer a kind (`-32601` to its list) exports none of it; a listing
 //! that fails otherwise leaves that kind out and says why in the remote's `skipped`. Down
 //! remotes export nothing (retried with their tools). Listings follow the client's rules and
@@ -34,19 +35,22 @@ use mcpd::catalog::{BoxFuture, Catalog, ResourceHandler, SubscriptionWatch, Tool
 use mcpd::client::list::{check_tool_name, Listed, Listing};
 use mcpd::config::ToolFilter;
 use mcpd::error::ProtocolError;
+use mcpd::jsonrpc::ErrorCode;
 use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::{shown, Gateway, SEPARATOR, SKIPPED_SHOWN};
+use super::{marked, shown, Gateway, SEPARATOR, SKIPPED_SHOWN};
 use crate::client::{ClientError, Listable};
 use crate::panics::{self, Site};
 
 /// How many collisions a remote's health lists.
 pub(super) const COLLISIONS_SHOWN: usize = 10;
 
-/// The JSON-RPC code of a method the remote does not have.
-const METHOD_NOT_FOUND: i32 = -32601;
+/// The JSON-RPC codes a remote's errors keep here.
+const METHOD_NOT_FOUND: i32 = ErrorCode::METHOD_NOT_FOUND.0;
+const INVALID_PARAMS: i32 = ErrorCode::INVALID_PARAMS.0;
+const RESOURCE_NOT_FOUND: i32 = ErrorCode::RESOURCE_NOT_FOUND.0;
 
 /// The most completion values passed on from a remote (the protocol's own limit).
 const COMPLETION_VALUES: usize = 100;
@@ -347,10 +351,10 @@ fn rebuild(gateway: &Arc<Gateway>, catalog: &mut Catalog, federation: &mut Feder
 /// meaning; anything else is an internal error naming the remote.
 fn protocol_error(server: &str, error: ClientError, uri: Option<&str>) -> ToolError {
     match (&error, uri) {
-        (ClientError::Rpc { code: -32602, message, .. }, _) => ToolError::Protocol(ProtocolError::InvalidParams(
-            format!("remote server {server}: {}", shown_message(message)),
-        )),
-        (ClientError::Rpc { code: -32002, .. }, Some(uri)) => {
+        (ClientError::Rpc { code: INVALID_PARAMS, message, .. }, _) => ToolError::Protocol(
+            ProtocolError::InvalidParams(format!("remote server {server}: {}", shown_message(message))),
+        ),
+        (ClientError::Rpc { code: RESOURCE_NOT_FOUND, .. }, Some(uri)) => {
             ToolError::Protocol(ProtocolError::ResourceNotFound { uri: uri.to_owned() })
         }
         _ => ToolError::Protocol(ProtocolError::Internal(format!("remote server {server} failed: {error}"))),
@@ -406,8 +410,7 @@ fn keyed<T: Listed>(items: Vec<T>) -> Vec<Claim<T>> {
 fn export_prompt(prompt: &Prompt, prefix: &str, server: &str) -> Prompt {
     let mut exported = prompt.clone();
     exported.name = format!("{prefix}{SEPARATOR}{}", prompt.name);
-    let description = prompt.description.as_deref().unwrap_or("");
-    exported.description = Some(format!("[{server}] {description}").trim_end().to_owned());
+    exported.description = Some(marked(server, prompt.description.as_deref()));
     exported
 }
 
@@ -486,9 +489,11 @@ impl Gateway {
             };
             federation.claims.retain(|id, _| order.contains(id));
             let federation = &mut *federation;
+            let known = std::mem::take(&mut federation.collisions);
             self.live.update(|catalog| rebuild(self, catalog, federation, &order));
+            // Each collision is logged once, when it arises.
             for (id, messages) in &federation.collisions {
-                for message in messages {
+                for message in messages.iter().filter(|m| !known.get(id).is_some_and(|k| k.contains(m))) {
                     log::warn!("gateway: remote {id}: {message}");
                 }
             }
