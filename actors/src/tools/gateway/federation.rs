@@ -91,7 +91,9 @@ impl Default for Filters {
     }
 }
 
-/// What the gateway federates now.
+/// What the gateway federates now. Its lock is taken inside the live catalog's write lock
+/// (a rebuild), never the other way round, and is never held while the catalog's listeners or
+/// subscription watch run.
 #[derive(Debug, Default)]
 pub(super) struct Federation {
     /// What may be exported.
@@ -480,7 +482,11 @@ impl Gateway {
     /// the catalog; subscriptions whose URI changed hands move to the new owner.
     fn apply_claims(self: &Arc<Self>, id: &str, claims: Option<Claims>) {
         let order = self.remote_ids();
-        let moves = {
+        let mut moves = Vec::new();
+        // Under the catalog's write lock, then the federation's (the one order of the two): no
+        // one holds the federation's lock while waiting for the catalog, and the catalog's
+        // listeners run after both are released.
+        self.live.update(|catalog| {
             let mut federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
             let were_up: Vec<String> = federation.claims.keys().cloned().collect();
             match claims {
@@ -488,24 +494,22 @@ impl Gateway {
                 None => federation.claims.remove(id),
             };
             federation.claims.retain(|id, _| order.contains(id));
-            let federation = &mut *federation;
             let known = std::mem::take(&mut federation.collisions);
-            self.live.update(|catalog| rebuild(self, catalog, federation, &order));
+            rebuild(self, catalog, &mut federation, &order);
             // Each collision is logged once, when it arises.
             for (id, messages) in &federation.collisions {
                 for message in messages.iter().filter(|m| !known.get(id).is_some_and(|k| k.contains(m))) {
                     log::warn!("gateway: remote {id}: {message}");
                 }
             }
-            let catalog = self.live.snapshot();
-            let Federation { claims, resources, templates, subscribed, .. } = federation;
-            follow_subscriptions(
+            let Federation { claims, resources, templates, subscribed, .. } = &mut *federation;
+            moves = follow_subscriptions(
                 subscribed,
                 &|id| were_up.iter().any(|up| up == id),
                 &|id| claims.contains_key(id),
-                &|uri| owner_in(&catalog, (resources, templates), uri),
-            )
-        };
+                &|uri| owner_in(catalog, (resources, templates), uri),
+            );
+        });
         for Move { uri, unsubscribe, subscribe } in moves {
             if let Some(server) = unsubscribe {
                 self.remote_subscription(server, uri.clone(), false);
@@ -538,8 +542,10 @@ impl Gateway {
     /// The remote serving `uri`: an exact resource, else the template the catalog resolves it
     /// with, when that is a federated one.
     fn owner_of(&self, uri: &str) -> Option<String> {
+        // The catalog first: the federation's lock is never held while waiting for it.
+        let catalog = self.live.snapshot();
         let federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
-        owner_in(&self.live.snapshot(), (&federation.resources, &federation.templates), uri)
+        owner_in(&catalog, (&federation.resources, &federation.templates), uri)
     }
 
     /// A remote's `notifications/resources/updated`: announced here when the URI is one it
