@@ -610,9 +610,14 @@ fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
 
 /// A name as a message shows it: at most 60 characters.
 fn shown(name: &str) -> String {
-    match name.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", name.get(..cut).unwrap_or_default()),
-        None => name.to_owned(),
+    clipped(name, 60)
+}
+
+/// `text` cut to at most `max` characters (marked `…` when cut).
+fn clipped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text.to_owned(),
     }
 }
 

@@ -40,7 +40,7 @@ use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, Resourc
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::{marked, shown, Gateway, SEPARATOR, SKIPPED_SHOWN};
+use super::{clipped, marked, shown, Gateway, SEPARATOR, SKIPPED_SHOWN};
 use crate::client::{ClientError, Listable};
 use crate::panics::{self, Site};
 
@@ -354,20 +354,12 @@ fn rebuild(gateway: &Arc<Gateway>, catalog: &mut Catalog, federation: &mut Feder
 fn protocol_error(server: &str, error: ClientError, uri: Option<&str>) -> ToolError {
     match (&error, uri) {
         (ClientError::Rpc { code: INVALID_PARAMS, message, .. }, _) => ToolError::Protocol(
-            ProtocolError::InvalidParams(format!("remote server {server}: {}", shown_message(message))),
+            ProtocolError::InvalidParams(format!("remote server {server}: {}", clipped(message, 500))),
         ),
         (ClientError::Rpc { code: RESOURCE_NOT_FOUND, .. }, Some(uri)) => {
             ToolError::Protocol(ProtocolError::ResourceNotFound { uri: uri.to_owned() })
         }
         _ => ToolError::Protocol(ProtocolError::Internal(format!("remote server {server} failed: {error}"))),
-    }
-}
-
-/// A remote's message as this server repeats it: at most 500 characters.
-fn shown_message(message: &str) -> String {
-    match message.char_indices().nth(500) {
-        Some((cut, _)) => format!("{}…", message.get(..cut).unwrap_or_default()),
-        None => message.to_owned(),
     }
 }
 
