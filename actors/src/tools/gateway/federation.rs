@@ -168,16 +168,32 @@ trait Federated: Listable + Clone + PartialEq {
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export);
 }
 
+/// The parts of a [`Federated`] impl that only name where the kind sits: its member of
+/// [`Claims`] and [`Federation`], and its catalog lookup and removal.
+macro_rules! placed {
+    ($member:ident, $lookup:ident, $remove:ident) => {
+        fn claimed(claims: &Claims) -> &[Claim<Self>] {
+            &claims.$member
+        }
+
+        fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
+            &mut federation.$member
+        }
+
+        fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self> {
+            catalog.$lookup(key).map(|entry| &*entry.definition)
+        }
+
+        fn remove(catalog: &mut Catalog, key: &str) {
+            catalog.$remove(key);
+        }
+    };
+}
+
 impl Federated for Prompt {
     const KIND: &'static str = "prompt";
 
-    fn claimed(claims: &Claims) -> &[Claim<Self>] {
-        &claims.prompts
-    }
-
-    fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
-        &mut federation.prompts
-    }
+    placed!(prompts, prompt, remove_prompt);
 
     fn allowed(filters: &Filters, key: &str) -> bool {
         filters.prompts.allows(key)
@@ -185,14 +201,6 @@ impl Federated for Prompt {
 
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
         catalog.prompt(key).is_some() && !federation.prompts.contains_key(key)
-    }
-
-    fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self> {
-        catalog.prompt(key).map(|entry| &*entry.definition)
-    }
-
-    fn remove(catalog: &mut Catalog, key: &str) {
-        catalog.remove_prompt(key);
     }
 
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
@@ -206,13 +214,7 @@ impl Federated for Prompt {
 impl Federated for Resource {
     const KIND: &'static str = "resource";
 
-    fn claimed(claims: &Claims) -> &[Claim<Self>] {
-        &claims.resources
-    }
-
-    fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
-        &mut federation.resources
-    }
+    placed!(resources, resource, remove_resource);
 
     fn allowed(filters: &Filters, key: &str) -> bool {
         filters.resources.allows(key)
@@ -227,14 +229,6 @@ impl Federated for Resource {
             })
     }
 
-    fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self> {
-        catalog.resource(key).map(|entry| &*entry.definition)
-    }
-
-    fn remove(catalog: &mut Catalog, key: &str) {
-        catalog.remove_resource(key);
-    }
-
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
         catalog.add_resource(entry, read_at(gateway, export.owner));
     }
@@ -243,13 +237,7 @@ impl Federated for Resource {
 impl Federated for ResourceTemplate {
     const KIND: &'static str = "resource template";
 
-    fn claimed(claims: &Claims) -> &[Claim<Self>] {
-        &claims.templates
-    }
-
-    fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
-        &mut federation.templates
-    }
+    placed!(templates, template, remove_template);
 
     fn allowed(_filters: &Filters, _key: &str) -> bool {
         true
@@ -257,14 +245,6 @@ impl Federated for ResourceTemplate {
 
     fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
         catalog.template(key).is_some() && !federation.templates.contains_key(key)
-    }
-
-    fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self> {
-        catalog.template(key).map(|entry| &*entry.definition)
-    }
-
-    fn remove(catalog: &mut Catalog, key: &str) {
-        catalog.remove_template(key);
     }
 
     fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
