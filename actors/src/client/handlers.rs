@@ -26,7 +26,8 @@ pub struct Root {
     pub name: Option<String>,
 }
 
-/// Hears the notifications a server sends (server name, method, params).
+/// Hears the notifications a server sends (the server's record id in its [`super::ClientManager`],
+/// method, params).
 pub type NotificationHook = Arc<dyn Fn(&str, &str, &Value) + Send + Sync>;
 
 /// The client's answers to server requests.

@@ -376,7 +376,7 @@ impl ClientManager {
         let share = LinkShare::new(config.oauth.is_some());
         let addr = ClientConnection::primary(
             config,
-            self.handlers.clone(),
+            self.handlers_for(&record.id),
             self.client_info.clone(),
             self.counts.clone(),
             share.clone(),
@@ -387,6 +387,19 @@ impl ClientManager {
             old.do_send(Invalidate);
         }
         Ok(addr)
+    }
+
+    /// The handlers of the connections to server `id`: its notifications reach the hook under
+    /// the record's id (two servers' documents may carry the same name).
+    fn handlers_for(&self, id: &str) -> ClientHandlers {
+        let mut handlers = self.handlers.clone();
+        if let Some(hook) = handlers.notifications.take() {
+            let id = id.to_owned();
+            handlers.notifications = Some(Arc::new(move |_name: &str, method: &str, params: &Value| {
+                hook(&id, method, params);
+            }));
+        }
+        handlers
     }
 
     /// The live connection of a server and its configured name, without copying its record
@@ -430,7 +443,7 @@ impl ClientManager {
             return Some((link, share));
         }
         let config = self.record(id)?.link_config(&self.credentials).ok()?;
-        let link = Link::satellite(config, self.handlers.clone(), self.client_info.clone(), share.clone());
+        let link = Link::satellite(config, self.handlers_for(id), self.client_info.clone(), share.clone());
         SATELLITES.with(|satellites| {
             let mut satellites = satellites.borrow_mut();
             let mine = satellites.entry(self.serial).or_default();

@@ -27,6 +27,11 @@
 //! skipped and shown in its health, the rest exported; a listing of the wrong shape, or past its
 //! bounds, marks it down and is retried), an exported name must itself be a valid tool name, and
 //! every refresh, retry and call is contained ([`crate::panics`]).
+//!
+//! Beside the tools, each remote's prompts, resources and resource templates are federated
+//! (`federation`): prompts as `<server>__<prompt>`, resources and templates under their own
+//! URIs (the first remote in the file that claims a URI serves it), with completions,
+//! subscriptions and the remotes' `list_changed` / `resources/updated` notifications.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -52,6 +57,10 @@ use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
 use crate::tools::remote_metrics::RemoteMetrics;
 
+mod federation;
+
+use federation::Federation;
+
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
 
@@ -68,10 +77,20 @@ pub struct RemoteHealth {
     pub up: bool,
     /// Tools currently exported.
     pub tools: usize,
+    /// Prompts currently exported (`<prefix>__<prompt>`).
+    pub prompts: usize,
+    /// Resources it serves here (URIs kept).
+    pub resources: usize,
+    /// Resource templates it serves here.
+    pub templates: usize,
+    /// The URIs, templates and prompts it claims that another serves (an earlier remote in the
+    /// file, or this server itself), as messages (the first ten; then how many more).
+    pub collisions: Vec<String>,
     /// The last error, if the last contact failed.
     pub error: Option<String>,
-    /// The entries of its last tool listing that were left out, and why (the first
-    /// [`SKIPPED_SHOWN`]; then how many more).
+    /// The entries of its last listings that were left out, and why (the first
+    /// [`SKIPPED_SHOWN`] of its tools, then how many more; then the first of its prompts,
+    /// resources and templates, or why listing them failed).
     pub skipped: Vec<String>,
 }
 
@@ -197,6 +216,8 @@ pub struct Gateway {
     /// The remotes in force, in file order (changed by [`Gateway::apply`]).
     remotes: Mutex<Vec<Remote>>,
     health: Mutex<HashMap<String, RemoteHealth>>,
+    /// The remotes' prompts, resources and templates this server serves.
+    federation: Mutex<Federation>,
     /// Per-remote call latency and errors by kind (`/metrics`).
     remote_metrics: Arc<RemoteMetrics>,
     /// Held while a reload is applied: one at a time, in order.
@@ -231,14 +252,11 @@ impl Gateway {
         counts: Arc<ActorCounts>,
         store: Option<Arc<dyn CredentialStore>>,
     ) -> Arc<Gateway> {
-        Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
+        let gateway = Arc::new_cyclic(|weak: &std::sync::Weak<Gateway>| {
             let hook_target = weak.clone();
-            let hook: NotificationHook = Arc::new(move |server, method, _params| {
-                if method == "notifications/tools/list_changed" {
-                    if let Some(gateway) = hook_target.upgrade() {
-                        let server = server.to_owned();
-                        panics::spawn(Site::Gateway, async move { gateway.refresh_named(&server).await });
-                    }
+            let hook: NotificationHook = Arc::new(move |server, method, params| {
+                if let Some(gateway) = hook_target.upgrade() {
+                    gateway.remote_notification(server, method, params);
                 }
             });
             let handlers = unattributed_handlers(hook);
@@ -253,6 +271,7 @@ impl Gateway {
                 filter,
                 remotes: Mutex::new(Vec::new()),
                 health: Mutex::default(),
+                federation: Mutex::default(),
                 remote_metrics: Arc::new(RemoteMetrics::default()),
                 reloading: tokio::sync::Mutex::new(()),
             };
@@ -260,7 +279,9 @@ impl Gateway {
                 gateway.add_remote(record);
             }
             gateway
-        })
+        });
+        gateway.install_federation();
+        gateway
     }
 
     /// The remotes in force, in file order.
@@ -303,6 +324,10 @@ impl Gateway {
             transport: transport.to_owned(),
             up: false,
             tools: 0,
+            prompts: 0,
+            resources: 0,
+            templates: 0,
+            collisions: Vec::new(),
             error: Some("not contacted yet".into()),
             skipped: Vec::new(),
         };
@@ -363,7 +388,7 @@ impl Gateway {
     /// Forgets everything a remote exported — its tools (clients hear `tools/list_changed`),
     /// its metrics series, its health — once it left the servers file. Federated prompts and
     /// resources, when the gateway federates them, are forgotten here too.
-    fn forget_remote(&self, id: &str) {
+    fn forget_remote(self: &Arc<Self>, id: &str) {
         let prefix = self.health.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|h| h.prefix);
         if let Some(prefix) = prefix {
             let prefix = format!("{prefix}{SEPARATOR}");
@@ -374,8 +399,8 @@ impl Gateway {
             });
         }
         self.remote_metrics.remove(id);
-        // Federation: the remote's prompts, resources and templates (and its URI claims and
-        // subscriptions) are forgotten here too, once the gateway federates them.
+        // Its prompts, resources and templates, its URI claims and subscriptions.
+        self.forget_federated(id);
     }
 
     /// Fetches every remote's tools (remotes that fail are marked down; their tools stay out).
@@ -411,23 +436,42 @@ impl Gateway {
         });
     }
 
-    async fn refresh_named(self: &Arc<Self>, name: &str) {
-        // A link is named after its record id (stdio) or its configuration's name.
-        let ids = self.remote_ids();
-        let id = ids.iter().find(|id| *id == name).cloned().or_else(|| {
-            ids.into_iter().find(|id| {
-                self.manager
-                    .record(id)
-                    .and_then(|rec| rec.document().and_then(|document| document.resolve().ok()))
-                    .is_some_and(|c| c.name == name)
-            })
-        });
-        if let Some(id) = id {
-            self.refresh(&id).await;
+    /// What a remote's notification does here: `tools/list_changed` refreshes its tools (and
+    /// what it federates), `prompts/list_changed` and `resources/list_changed` what it
+    /// federates, `resources/updated` reaches this server's subscribers of the URI.
+    fn remote_notification(self: &Arc<Self>, id: &str, method: &str, params: &Value) {
+        // The client names the remote by its record id, which is its name in the file.
+        if !self.remote_ids().iter().any(|known| known == id) {
+            return;
+        }
+        let (gateway, id) = (self.clone(), id.to_owned());
+        match method {
+            "notifications/tools/list_changed" => {
+                panics::spawn(Site::Gateway, async move { gateway.refresh(&id).await });
+            }
+            "notifications/prompts/list_changed" | "notifications/resources/list_changed" => {
+                panics::spawn(Site::Gateway, async move { gateway.refresh_federated(&id, true).await });
+            }
+            "notifications/resources/updated" => {
+                // Contained like the rest: this runs on the remote's connection.
+                let _ = panics::catch(Site::Gateway, || gateway.remote_resource_updated(&id, params));
+            }
+            _ => {}
         }
     }
 
-    /// Fetches one remote's tools and replaces its exported tools. Entries the listing skipped,
+    /// The prefix of the remote `id`'s tools and prompts.
+    fn prefix_of(&self, id: &str) -> Option<String> {
+        self.remotes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.prefix.clone())
+    }
+
+    /// Fetches one remote's tools and replaces its exported tools, then what it federates
+    /// (prompts, resources, templates; taken out when it is down). Entries the listing skipped,
     /// and tools whose exported name would break the tool name rules, are left out and shown in
     /// the remote's health.
     pub async fn refresh(self: &Arc<Self>, id: &str) {
@@ -482,9 +526,10 @@ impl Gateway {
             skipped.push(format!("… and {} more", skipped_count - skipped.len()));
         }
         self.set_health(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string), skipped);
-        if let Err(e) = outcome {
+        if let Err(e) = &outcome {
             log::warn!("gateway: remote {id} is down: {e}");
         }
+        self.refresh_federated(id, outcome.is_ok()).await;
     }
 
     /// Calls a remote tool for the caller of `ctx`, passing through what happens meanwhile (see
@@ -575,11 +620,25 @@ impl Gateway {
         self.remote_metrics.clone()
     }
 
-    /// Every remote's health, in file order.
+    /// Every remote's health, in file order, with what it federates.
     pub fn health(&self) -> Vec<RemoteHealth> {
-        let remotes = self.remote_ids();
-        let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
-        remotes.iter().filter_map(|id| health.get(id).cloned()).collect()
+        let health: Vec<RemoteHealth> = {
+            let remotes = self.remote_ids();
+            let health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+            remotes.iter().filter_map(|id| health.get(id).cloned()).collect()
+        };
+        health
+            .into_iter()
+            .map(|mut remote| {
+                let counts = self.federated_counts(&remote.name);
+                remote.prompts = counts.prompts;
+                remote.resources = counts.resources;
+                remote.templates = counts.templates;
+                remote.collisions = counts.collisions;
+                remote.skipped.extend(counts.notes);
+                remote
+            })
+            .collect()
     }
 
     /// The health as JSON (for the status endpoint).
@@ -587,7 +646,11 @@ impl Gateway {
         json!(self
             .health()
             .into_iter()
-            .map(|h| json!({"name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools, "error": h.error, "skipped": h.skipped}))
+            .map(|h| json!({
+                "name": h.name, "prefix": h.prefix, "transport": h.transport, "up": h.up, "tools": h.tools,
+                "prompts": h.prompts, "resources": h.resources, "templates": h.templates,
+                "collisions": h.collisions, "error": h.error, "skipped": h.skipped
+            }))
             .collect::<Vec<_>>())
     }
 
@@ -711,9 +774,14 @@ fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
 
 /// A name as a message shows it: at most 60 characters.
 fn shown(name: &str) -> String {
-    match name.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", name.get(..cut).unwrap_or_default()),
-        None => name.to_owned(),
+    clipped(name, 60)
+}
+
+/// `text` cut to at most `max` characters (marked `…` when cut).
+fn clipped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text.to_owned(),
     }
 }
 
@@ -725,9 +793,13 @@ fn shown(name: &str) -> String {
 fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
     let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
     exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
-    let description = tool.description.as_deref().unwrap_or("");
-    exported.description = Some(format!("[{server}] {description}").trim_end().to_owned());
+    exported.description = Some(marked(server, tool.description.as_deref()));
     exported
+}
+
+/// A remote entry's description as this server exports it: marked with the server's name.
+fn marked(server: &str, description: Option<&str>) -> String {
+    format!("[{server}] {}", description.unwrap_or("")).trim_end().to_owned()
 }
 
 #[cfg(test)]

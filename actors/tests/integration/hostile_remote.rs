@@ -194,7 +194,7 @@ async fn prompts_and_resources_are_listed_by_the_same_rules() {
 /// once prefixed is not), the status shows what was skipped and why; a remote of the wrong
 /// shape or past its page limit (`maxListPages` in the servers file) is down with the exact
 /// error; retries change nothing and never panic; calls pass good results and turn a result of
-/// the wrong shape into the tool's `isError`.
+/// the wrong shape into the tool's `isError`. Its prompts and resources follow the same rules.
 #[actix_rt::test]
 async fn the_gateway_exports_the_good_tools_and_shows_the_problems() {
     let mixed = hostile_server(Listing::Mixed);
@@ -226,7 +226,17 @@ async fn the_gateway_exports_the_good_tools_and_shows_the_problems() {
                 "tool exported as {:?}: the name is 135 characters long (at most 128)",
                 format!("mixed__{}…", &long_name()[..53])
             ));
+            // Its prompts and resources are federated by the same rules (what the mixed remote
+            // lists of them is broken in part and in whole).
+            skipped.extend([
+                "prompt: entry 0 (\"x\"): not an object (a string)".to_owned(),
+                "prompt: entry 2 (name \"\"): the name is empty".to_owned(),
+                "resources/list failed: protocol error: the resources/list result's resources is not an array (a string)"
+                    .to_owned(),
+            ]);
             assert_eq!(health[0].skipped, skipped, "{round}");
+            assert_eq!((health[0].prompts, health[0].resources), (1, 0), "{round}: {health:?}");
+            assert!(live.snapshot().prompt("mixed__hello").is_some(), "{round}");
             assert!(!health[1].up && health[1].tools == 0, "{round}: {health:?}");
             assert_eq!(
                 health[1].error.as_deref(),
@@ -241,7 +251,7 @@ async fn the_gateway_exports_the_good_tools_and_shows_the_problems() {
                 "{round}"
             );
             let status = gateway.health_json();
-            assert_eq!(status[0]["skipped"].as_array().map(Vec::len), Some(9), "{round}: {status}");
+            assert_eq!(status[0]["skipped"].as_array().map(Vec::len), Some(12), "{round}: {status}");
         };
         check("first listing");
         assert_eq!(list_requests(&endless), 3, "maxListPages from the servers file");

@@ -34,3 +34,25 @@ def main_result(work: Callable[[], Awaitable[Any]], timeout_s: float) -> int:
     real_stdout.write(json.dumps(result) + "\n")
     real_stdout.flush()
     return 0
+
+
+async def http_session(url: str, timeout_s: float, **options: Any) -> tuple[contextlib.AsyncExitStack, Any]:
+    """An MCP client over Streamable HTTP with the initialize handshake (`mode="legacy"`, no
+    response cache), `options` (callbacks such as `message_handler`) passed to `Client`: the exit
+    stack that closes it, and the client."""
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    stack = contextlib.AsyncExitStack()
+    http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s)))
+    client = await stack.enter_async_context(
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode="legacy",
+            cache=None,
+            read_timeout_seconds=timeout_s,
+            **options,
+        )
+    )
+    return stack, client

@@ -16,7 +16,6 @@ Exit 0 on success, 1 on failure (60 s overall limit), 2 on bad usage.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import traceback
@@ -26,22 +25,9 @@ TIMEOUT_S = 60.0
 
 
 async def session(url: str, **callbacks: Any):
-    import httpx2
-    from mcp.client import Client
-    from mcp.client.streamable_http import streamable_http_client
+    import json_run
 
-    stack = contextlib.AsyncExitStack()
-    http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT_S)))
-    client = await stack.enter_async_context(
-        Client(
-            streamable_http_client(url, http_client=http),
-            mode="legacy",
-            cache=None,
-            read_timeout_seconds=TIMEOUT_S,
-            **callbacks,
-        )
-    )
-    return stack, client
+    return await json_run.http_session(url, TIMEOUT_S, **callbacks)
 
 
 def dump(result: Any) -> dict[str, Any]:

@@ -104,13 +104,15 @@ fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>
         return None;
     }
     let store = settings.credentials.as_ref().map(|path| Arc::new(FileStore::new(path)) as Arc<dyn CredentialStore>);
-    Some(Gateway::with_credentials(
+    let gateway = Gateway::with_credentials(
         settings.remotes.clone(),
         settings.live.clone(),
         settings.filter.clone(),
         counts,
         store,
-    ))
+    );
+    gateway.filter_federated(settings.prompt_filter.clone(), settings.resource_filter.clone());
+    Some(gateway)
 }
 
 /// Watches the servers file, the tools of the declarations file and the access file (HTTP),

@@ -49,6 +49,10 @@ pub(crate) struct Settings {
     pub(crate) exposed: Vec<(ToolSet, usize)>,
     /// Declared prompts exposed (after `enabledPrompts`).
     pub(crate) exposed_prompts: usize,
+    /// `enabledPrompts`, which also filters the gateway's prompts.
+    pub(crate) prompt_filter: ToolFilter,
+    /// `enabledResources`, which also filters the gateway's resources.
+    pub(crate) resource_filter: ToolFilter,
     /// The gateway's remote servers (from `--servers`).
     pub(crate) remotes: Vec<ServerRecord>,
     /// The servers file (`--servers` / `servers`), watched for reloads.
@@ -141,6 +145,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         None => Vec::new(),
     };
     let tool_options = tool_options(args, &props, declared_tools, declared_prompts, &mut warnings)?;
+    let prompt_filter = tool_options.prompts.filter.clone().unwrap_or(ToolFilter::All);
     let declared_scopes: Vec<(String, Vec<String>)> =
         tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
@@ -151,8 +156,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         Some(path) => resources::check_declared(path, declared_resources, &root).map_err(usage)?,
         None => Vec::new(),
     };
+    let resource_filter = resource_filter(args, &props, &mut warnings);
     let resources =
-        resource_set(args, &props, &root, &command_options, declared_resources, &mut tools.catalog, &mut warnings)?;
+        resource_set(args, &props, &root, &command_options, declared_resources, &resource_filter, &mut tools.catalog)?;
     let servers_file = args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from));
     let remotes = match &servers_file {
         Some(path) => load_servers(path).map_err(usage)?,
@@ -190,6 +196,8 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         filter,
         exposed: tools.exposed,
         exposed_prompts: tools.prompts,
+        prompt_filter,
+        resource_filter,
         remotes,
         servers_file,
         tools_file: declarations_path,
@@ -283,8 +291,8 @@ fn resource_set(
     root: &ProjectRoot,
     commands: &CommandOptions,
     declared: Vec<resources::DeclaredResource>,
+    filter: &ToolFilter,
     catalog: &mut mcpd::Catalog,
-    warnings: &mut Vec<String>,
 ) -> Result<(ResourceCounts, Arc<FileWatch>), Fatal> {
     let files = !args.no_file_resources && props.get("fileResources").is_none_or(|v| v.trim() != "false");
     let mut options = ResourceOptions { files, ..ResourceOptions::default() };
@@ -297,6 +305,11 @@ fn resource_set(
     if let Some(max) = pick(args.max_watched_resources, props, "maxWatchedResources")? {
         options.max_watched = max;
     }
+    Ok(resources::register(catalog, root, &options, commands, declared, filter))
+}
+
+/// `--enabled-resources` / `enabledResources` (URI patterns; absent: every resource).
+fn resource_filter(args: &ServeArgs, props: &Properties, warnings: &mut Vec<String>) -> ToolFilter {
     let filter = ToolFilter::from_value(args.enabled_resources.as_deref().or_else(|| props.get("enabledResources")));
     if filter == ToolFilter::Patterns(Vec::new()) {
         let warning = "enabledResources is set but empty: NO resources are exposed. Remove it to expose every \
@@ -305,7 +318,7 @@ fn resource_set(
         log::warn!("{warning}");
         warnings.push(warning);
     }
-    Ok(resources::register(catalog, root, &options, commands, declared, &filter))
+    filter
 }
 
 /// The listener: bind address, keys, origins, limits and session settings.
