@@ -5,7 +5,10 @@
 //! in-process on loopback, one worker each.
 //!
 //! `cargo bench --bench gateway [-- --concurrency N --seconds S --rounds R]`
-//! (env: MCPD_BENCH_CONCURRENCY, MCPD_BENCH_SECONDS, MCPD_BENCH_ROUNDS). Figures are written to
+//! (env: MCPD_BENCH_CONCURRENCY, MCPD_BENCH_SECONDS, MCPD_BENCH_ROUNDS; MCPD_BENCH_THREADS=1
+//! prints each busy thread's CPU per request — the caller, the gateway's worker, the remote's).
+//! Besides throughput, the table shows the caller's CPU per request and the whole process's
+//! (caller and both servers). Figures are written to
 //! `target/bench/gateway.json`. A gateway call is two HTTP exchanges where the direct call is
 //! one, on the same two cores, so about 0.5× direct is the ceiling.
 

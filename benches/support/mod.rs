@@ -74,9 +74,10 @@ pub(crate) fn stateless_echo(
     }
 }
 
-/// One round: (req/s, errors, CPU µs per request of the calling thread) of the baseline (`[0]`)
-/// and of the measured mode (`[1]`).
-pub(crate) type Round = [(f64, u64, f64); 2];
+/// One round: (req/s, errors, CPU µs per request of the calling thread, CPU µs per request of
+/// the whole process — caller and in-process servers) of the baseline (`[0]`) and of the
+/// measured mode (`[1]`).
+pub(crate) type Round = [(f64, u64, f64, f64); 2];
 
 /// CPU time this thread has run, in nanoseconds (`/proc/thread-self/schedstat`; 0 where absent).
 fn thread_cpu_ns() -> u64 {
@@ -84,6 +85,37 @@ fn thread_cpu_ns() -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
         .unwrap_or(0)
+}
+
+/// CPU time every thread of this process has run, in nanoseconds (`/proc/self/stat` utime +
+/// stime, in clock ticks of 10 ms; 0 where absent).
+fn process_cpu_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which may hold spaces) in parentheses.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) * 10_000_000
+}
+
+/// Each thread of this process, named `TID NAME`, with the CPU time it has run (nanoseconds).
+fn threads_cpu() -> Vec<(String, u64)> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    let mut threads: Vec<(String, u64)> = tasks
+        .flatten()
+        .map(|task| {
+            let path = task.path();
+            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            let ns = std::fs::read_to_string(path.join("schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
+                .unwrap_or(0);
+            (format!("{} {}", task.file_name().to_string_lossy(), name.trim()), ns)
+        })
+        .collect();
+    threads.sort();
+    threads
 }
 
 /// Runs `s.rounds` rounds of `baseline` and `measured`, alternating which goes first so that
@@ -97,28 +129,42 @@ where
 {
     let mut rounds = Vec::new();
     for round in 0..s.rounds {
-        let mut pair = [(0.0, 0, 0.0), (0.0, 0, 0.0)];
+        let mut pair = [(0.0, 0, 0.0, 0.0), (0.0, 0, 0.0, 0.0)];
         for which in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
             let started = Instant::now();
-            let cpu = thread_cpu_ns();
+            let (cpu, all) = (thread_cpu_ns(), process_cpu_ns());
+            let threads = threads_cpu();
             let (n, errors) = if which == 0 {
                 drive(s.concurrency, s.seconds, &baseline).await
             } else {
                 drive(s.concurrency, s.seconds, &measured).await
             };
-            let cpu_us = thread_cpu_ns().saturating_sub(cpu) as f64 / 1000.0 / n.max(1) as f64;
-            pair[which] = (n as f64 / started.elapsed().as_secs_f64(), errors, cpu_us);
+            let per_request = |ns: u64| ns as f64 / 1000.0 / n.max(1) as f64;
+            // MCPD_BENCH_THREADS set: each busy thread's CPU per request (caller, servers' workers).
+            if std::env::var_os("MCPD_BENCH_THREADS").is_some() {
+                for ((name, after), (_, before)) in threads_cpu().into_iter().zip(&threads) {
+                    let us = per_request(after.saturating_sub(*before));
+                    if us > 0.5 {
+                        eprintln!("  {} thread {name}: {us:.1} µs CPU/req", keys[which]);
+                    }
+                }
+            }
+            let cpu_us = per_request(thread_cpu_ns().saturating_sub(cpu));
+            let all_us = per_request(process_cpu_ns().saturating_sub(all));
+            pair[which] = (n as f64 / started.elapsed().as_secs_f64(), errors, cpu_us, all_us);
         }
         eprintln!(
-            "round {}/{}: {} {:.0} req/s ({:.1} µs CPU/req), {} {:.0} req/s ({:.1} µs CPU/req)",
+            "round {}/{}: {} {:.0} req/s ({:.1} µs CPU/req caller, {:.1} all), {} {:.0} req/s ({:.1} µs CPU/req caller, {:.1} all)",
             round + 1,
             s.rounds,
             keys[0],
             pair[0].0,
             pair[0].2,
+            pair[0].3,
             keys[1],
             pair[1].0,
-            pair[1].2
+            pair[1].2,
+            pair[1].3
         );
         rounds.push(pair);
     }
@@ -129,13 +175,14 @@ where
 /// `target/bench/<name>.json` with `<key>_rps` and per-round figures; returns the ratio and
 /// the number of failed calls.
 pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2], results: &[Round]) -> (f64, u64) {
-    let median_of = |which: usize, field: fn(&(f64, u64, f64)) -> f64| {
+    let median_of = |which: usize, field: fn(&(f64, u64, f64, f64)) -> f64| {
         let mut v: Vec<f64> = results.iter().map(|p| field(&p[which])).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     let median = |which: usize| median_of(which, |r| r.0);
     let cpu = |which: usize| median_of(which, |r| r.2);
+    let all = |which: usize| median_of(which, |r| r.3);
     let errors: u64 = results.iter().map(|p| p[0].1 + p[1].1).sum();
     let (baseline, measured) = (median(0), median(1));
     let ratio = measured / baseline;
@@ -143,18 +190,28 @@ pub(crate) fn report(name: &str, s: &Settings, keys: [&str; 2], labels: [&str; 2
         "\n{name} bench: tools/call echo, {} concurrent calls, {} s × {} rounds (medians)\n",
         s.concurrency, s.seconds, s.rounds
     );
-    eprintln!("{:<34}{:>12}{:>10}{:>22}", "mode", "req/s", format!("× {}", keys[0]), "caller CPU µs/req");
-    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}", labels[0], baseline, 1.0, cpu(0));
-    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}", labels[1], measured, ratio, cpu(1));
+    eprintln!(
+        "{:<34}{:>12}{:>10}{:>22}{:>22}",
+        "mode",
+        "req/s",
+        format!("× {}", keys[0]),
+        "caller CPU µs/req",
+        "process CPU µs/req"
+    );
+    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}{:>22.1}", labels[0], baseline, 1.0, cpu(0), all(0));
+    eprintln!("{:<34}{:>12.0}{:>10.2}{:>22.1}{:>22.1}", labels[1], measured, ratio, cpu(1), all(1));
     eprintln!("errors: {errors}");
     let mut json = serde_json::json!({"concurrency": s.concurrency, "seconds": s.seconds, "rounds": s.rounds,
         "ratio": ratio, "errors": errors,
         "per_round": results.iter().map(|p| serde_json::json!({keys[0]: p[0].0, keys[1]: p[1].0,
-            format!("{}_cpu_us", keys[0]): p[0].2, format!("{}_cpu_us", keys[1]): p[1].2})).collect::<Vec<_>>()});
+            format!("{}_cpu_us", keys[0]): p[0].2, format!("{}_cpu_us", keys[1]): p[1].2,
+            format!("{}_process_cpu_us", keys[0]): p[0].3, format!("{}_process_cpu_us", keys[1]): p[1].3})).collect::<Vec<_>>()});
     json[format!("{}_rps", keys[0])] = serde_json::json!(baseline);
     json[format!("{}_rps", keys[1])] = serde_json::json!(measured);
     json[format!("{}_cpu_us", keys[0])] = serde_json::json!(cpu(0));
     json[format!("{}_cpu_us", keys[1])] = serde_json::json!(cpu(1));
+    json[format!("{}_process_cpu_us", keys[0])] = serde_json::json!(all(0));
+    json[format!("{}_process_cpu_us", keys[1])] = serde_json::json!(all(1));
     let dir = out::output_dir();
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(format!("{name}.json")), serde_json::to_vec_pretty(&json).unwrap_or_default());
