@@ -59,14 +59,7 @@ pub(super) fn visible_tools(
     size: usize,
     visible: &dyn Fn(&str) -> bool,
 ) -> Result<Map<String, Value>, ProtocolError> {
-    let after = decode_cursor(params)?;
-    let (items, next) = catalog.visible_tool_page(after.as_deref(), size, visible);
-    let mut result = Map::new();
-    result.insert(TOOLS.key.into(), json!(items));
-    if let Some(next) = next {
-        result.insert("nextCursor".into(), json!(URL_SAFE_NO_PAD.encode(next.as_bytes())));
-    }
-    Ok(result)
+    visible_page(TOOLS.key, params, |after| catalog.visible_tool_page(after, size, visible))
 }
 
 /// `prompts/list` as one caller sees it: only the prompts `visible` keeps (its access file
@@ -77,10 +70,19 @@ pub(super) fn visible_prompts(
     size: usize,
     visible: &dyn Fn(&str) -> bool,
 ) -> Result<Map<String, Value>, ProtocolError> {
+    visible_page(PROMPTS.key, params, |after| catalog.visible_prompt_page(after, size, visible))
+}
+
+/// One page of a caller's own view of a list, under `key`, with the cursor of the next.
+fn visible_page<T: Serialize>(
+    key: &str,
+    params: &Map<String, Value>,
+    page: impl FnOnce(Option<&str>) -> (Vec<T>, Option<String>),
+) -> Result<Map<String, Value>, ProtocolError> {
     let after = decode_cursor(params)?;
-    let (items, next) = catalog.visible_prompt_page(after.as_deref(), size, visible);
+    let (items, next) = page(after.as_deref());
     let mut result = Map::new();
-    result.insert(PROMPTS.key.into(), json!(items));
+    result.insert(key.into(), json!(items));
     if let Some(next) = next {
         result.insert("nextCursor".into(), json!(URL_SAFE_NO_PAD.encode(next.as_bytes())));
     }
