@@ -134,7 +134,7 @@ fn python_client_uses_two_remotes_through_mcpd() {
     let dir = tempfile::tempdir().unwrap();
     let servers = dir.path().join("servers.json");
     let file = json!({"mcpServers": {
-        "everything": {"command": interop_servers::node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]},
+        "everything": interop_servers::everything_stdio(&entry),
         "local": {"url": remote.url()}
     }});
     std::fs::write(&servers, serde_json::to_vec_pretty(&file).unwrap()).unwrap();

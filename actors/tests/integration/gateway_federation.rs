@@ -39,7 +39,7 @@ fn status_of(child: &process::HttpChild) -> Value {
 
 /// The HTTP remote: a project with one file, and a declarations file with a prompt whose
 /// argument completes, a resource of its own and one at a URI server-everything serves.
-fn http_remote(dir: &tempfile::TempDir) -> process::HttpChild {
+pub(crate) fn http_remote(dir: &tempfile::TempDir) -> process::HttpChild {
     let project = dir.path().join("project");
     std::fs::create_dir(&project).unwrap();
     std::fs::write(project.join("notes.md"), "remote notes\n").unwrap();
@@ -74,7 +74,7 @@ fn python_client_gets_prompts_resources_completions_and_updates_of_two_remotes_t
     let remote = http_remote(&dir);
     let servers = dir.path().join("servers.json");
     let file = json!({"mcpServers": {
-        "everything": {"command": interop_servers::node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]},
+        "everything": interop_servers::everything_stdio(&entry),
         "local": {"url": remote.url()}
     }});
     std::fs::write(&servers, serde_json::to_vec_pretty(&file).unwrap()).unwrap();

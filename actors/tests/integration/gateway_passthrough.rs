@@ -49,10 +49,7 @@ fn python_client_gets_the_remotes_progress_and_elicitation_through_mcpd() {
     let Some(python) = python::python_with(python::MCP_SDK) else { return };
     let Some(entry) = interop_servers::everything_entry() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let servers = servers_file(
-        &dir,
-        json!({"everything": {"command": interop_servers::node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]}}),
-    );
+    let servers = servers_file(&dir, json!({"everything": interop_servers::everything_stdio(&entry)}));
     let gateway = process::HttpChild::spawn(&["--no-file-tools", "-s", "--servers", &servers]);
     all_up(&gateway);
     // The elicitation tool is registered once the remote knows the gateway can elicit.

@@ -5,10 +5,7 @@
 //! and the log says why; SIGHUP re-reads a file no watcher could see; the tools file's declared
 //! tools are replaced when it changes; a remote added while unreachable joins on the retry.
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +19,7 @@ use serde_json::{json, Value};
 use crate::support::eventually::{eventually, eventually_blocking};
 use crate::support::interop_servers;
 use crate::support::process::{self, HttpChild};
+use crate::support::py_session::PySession;
 use crate::support::python;
 use crate::support::server::{start_with, test_catalog};
 
@@ -70,99 +68,6 @@ fn wait_remotes_up(gateway: &HttpChild, names: &[&str]) {
     });
 }
 
-/// The stdio entry of the npm server-everything.
-fn everything(entry: &Path) -> Value {
-    json!({"command": interop_servers::node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]})
-}
-
-/// The official Python SDK in one long session (`py_reload_client.py`), driven command by
-/// command; killed when dropped.
-struct PyClient {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl PyClient {
-    fn start(python: &Path, url: &str) -> PyClient {
-        let mut child = Command::new(python)
-            .arg(crate::support::interop_script("py_reload_client.py"))
-            .arg(url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = PyClient { child, stdin, lines };
-        assert_eq!(client.next()["ready"], true, "the Python client did not start its session");
-        client
-    }
-
-    fn next(&mut self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(40)).expect("an answer from the Python client");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON from the Python client ({e}): {line}"))
-    }
-
-    fn ask(&mut self, command: Value) -> Value {
-        writeln!(self.stdin, "{command}").unwrap();
-        self.stdin.flush().unwrap();
-        self.next()
-    }
-
-    /// The tool names the session lists, and how many list_changed it heard so far.
-    fn list(&mut self) -> (Vec<String>, u64) {
-        let answer = self.ask(json!({"op": "list"}));
-        let names = answer["tools"].as_array().unwrap_or_else(|| panic!("{answer}"));
-        (names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect(), answer["listChanged"].as_u64().unwrap())
-    }
-
-    /// The text of a call's result (the test fails on an error).
-    fn call_text(&mut self, tool: &str, arguments: Value) -> String {
-        let answer = self.ask(json!({"op": "call", "tool": tool, "arguments": arguments}));
-        let result = &answer["result"];
-        assert!(result.is_object() && result["isError"] != true, "{tool}: {answer}");
-        result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
-    }
-
-    /// Waits (bounded) until the session heard more than `after` list_changed.
-    fn wait_list_changed(&mut self, after: u64) -> u64 {
-        let answer = self.ask(json!({"op": "wait_list_changed", "after": after, "timeout": RELOAD.as_secs()}));
-        assert_eq!(answer["timedOut"], false, "no tools/list_changed reached the Python client: {answer}");
-        answer["listChanged"].as_u64().unwrap()
-    }
-
-    /// Lists until `check` accepts the names (bounded).
-    fn list_until(&mut self, what: &str, check: impl Fn(&[String]) -> bool) -> Vec<String> {
-        eventually_blocking(what, RELOAD, || {
-            let (names, _) = self.list();
-            if check(&names) {
-                Ok(names)
-            } else {
-                Err(format!("{names:?}"))
-            }
-        })
-    }
-}
-
-impl Drop for PyClient {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The done-when of live reload, end to end: `mcpd serve -s --servers FILE` with one remote (an
 /// mcpd in session mode over HTTP), the Python SDK in a session through it. The file edited to
 /// add the npm server-everything over stdio: the client hears list_changed, lists and calls the
@@ -183,17 +88,20 @@ fn a_servers_file_edited_while_running_adds_keeps_and_removes_remotes() {
     let sessions_opened = || sample(&metrics_of(&remote), "mcpd_sessions_opened_total");
     assert_eq!(sessions_opened(), Some(1.0), "the gateway holds one session at the remote");
 
-    let mut client = PyClient::start(&python, &gateway.url());
+    let mut client = PySession::start(&python, &gateway.url(), None);
     let (names, heard) = client.list();
     assert!(names.contains(&"local__echo".to_owned()), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("everything__")), "{names:?}");
     assert_eq!(client.call_text("local__echo", json!({"text": "before"})), "before");
 
     // Added: a second remote (server-everything over stdio) within seconds.
-    write_json(&servers, &json!({"mcpServers": {"local": local, "everything": everything(&entry)}}));
-    let heard = client.wait_list_changed(heard);
-    let names =
-        client.list_until("the new remote's tools are listed", |names| names.iter().any(|n| n == "everything__echo"));
+    write_json(
+        &servers,
+        &json!({"mcpServers": {"local": local, "everything": interop_servers::everything_stdio(&entry)}}),
+    );
+    let heard = client.wait_list_changed(heard, RELOAD);
+    let names = client
+        .list_until("the new remote's tools are listed", RELOAD, |names| names.iter().any(|n| n == "everything__echo"));
     assert!(names.contains(&"local__echo".to_owned()), "the kept remote's tools stay: {names:?}");
     let echoed = client.call_text("everything__echo", json!({"message": "hi everything"}));
     assert!(echoed.contains("hi everything"), "{echoed}");
@@ -221,7 +129,10 @@ fn a_servers_file_edited_while_running_adds_keeps_and_removes_remotes() {
     // Changed (a field differs): replaced — a new session, the old one closed, tools listed again.
     let closed = || sample(&metrics_of(&remote), r#"mcpd_sessions_closed_total{reason="deleted"}"#).unwrap_or(0.0);
     let changed = json!({"url": remote.url(), "protocolVersion": "2025-11-25", "timeout": 20});
-    write_json(&servers, &json!({"mcpServers": {"local": changed, "everything": everything(&entry)}}));
+    write_json(
+        &servers,
+        &json!({"mcpServers": {"local": changed, "everything": interop_servers::everything_stdio(&entry)}}),
+    );
     eventually_blocking("the changed remote has a new session and the old one is closed", RELOAD, || {
         (sessions_opened() == Some(2.0) && closed() == 1.0).then_some(()).ok_or_else(|| metrics_of(&remote))
     });
@@ -229,12 +140,13 @@ fn a_servers_file_edited_while_running_adds_keeps_and_removes_remotes() {
 
     // Removed: its tools go (clients hear it), its session is closed, its series go.
     let before_removal = client.list().1;
-    write_json(&servers, &json!({"mcpServers": {"everything": everything(&entry)}}));
-    client.wait_list_changed(before_removal.max(heard));
-    let names = client
-        .list_until("the removed remote's tools are gone", |names| !names.iter().any(|n| n.starts_with("local__")));
+    write_json(&servers, &json!({"mcpServers": {"everything": interop_servers::everything_stdio(&entry)}}));
+    client.wait_list_changed(before_removal.max(heard), RELOAD);
+    let names = client.list_until("the removed remote's tools are gone", RELOAD, |names| {
+        !names.iter().any(|n| n.starts_with("local__"))
+    });
     assert!(names.contains(&"everything__echo".to_owned()), "{names:?}");
-    let unknown = client.ask(json!({"op": "call", "tool": "local__echo", "arguments": {"text": "x"}}));
+    let unknown = client.call("local__echo", json!({"text": "x"}));
     assert!(unknown["error"].is_object() || unknown["result"]["isError"] == true, "{unknown}");
     assert_eq!(remote_names(&gateway), ["everything"]);
     eventually_blocking("the removed remote's session is closed", RELOAD, || {

@@ -39,13 +39,18 @@ def main_result(work: Callable[[], Awaitable[Any]], timeout_s: float) -> int:
 async def http_session(url: str, timeout_s: float, **options: Any) -> tuple[contextlib.AsyncExitStack, Any]:
     """An MCP client over Streamable HTTP with the initialize handshake (`mode="legacy"`, no
     response cache), `options` (callbacks such as `message_handler`) passed to `Client`: the exit
-    stack that closes it, and the client."""
+    stack that closes it, and the client. With `MCPD_TEST_KEY` set, every request carries it as
+    `Authorization: Bearer`."""
+    import os
+
     import httpx2
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client
 
     stack = contextlib.AsyncExitStack()
-    http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s)))
+    key = os.environ.get("MCPD_TEST_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s), headers=headers))
     client = await stack.enter_async_context(
         Client(
             streamable_http_client(url, http_client=http),

@@ -12,7 +12,7 @@ Commands (one JSON object per line):
                                             -> {"listChanged": m, "timedOut": bool}  (m > n unless timed out)
     {"op": "quit"}                          -> {"bye": true}, then the session ends (DELETE)
 
-Usage: py_reload_client.py <url>
+Usage: py_reload_client.py <url>     (with MCPD_TEST_KEY set, sent as `Authorization: Bearer`)
 Prints {"ready": true} once the session is initialized. Everything else (SDK logs, tracebacks)
 goes to stderr. Exit 0 on a clean quit, 1 on failure (each command is bounded; the whole run
 has a 300 s limit), 2 on bad usage.
@@ -20,7 +20,6 @@ has a 300 s limit), 2 on bad usage.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import traceback
@@ -37,9 +36,7 @@ def emit(value: dict[str, Any]) -> None:
 
 async def run(url: str) -> None:
     import anyio
-    import httpx2
-    from mcp.client import Client
-    from mcp.client.streamable_http import streamable_http_client
+    import json_run
     from mcp.shared.exceptions import MCPError
     from mcp_types import PaginatedRequestParams
 
@@ -53,17 +50,8 @@ async def run(url: str) -> None:
             state["event"].set()
             state["event"] = anyio.Event()
 
-    async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(COMMAND_TIMEOUT_S)))
-        client = await stack.enter_async_context(
-            Client(
-                streamable_http_client(url, http_client=http),
-                mode="legacy",
-                cache=None,
-                read_timeout_seconds=COMMAND_TIMEOUT_S,
-                message_handler=on_message,
-            )
-        )
+    stack, client = await json_run.http_session(url, COMMAND_TIMEOUT_S, message_handler=on_message)
+    async with stack:
         emit({"ready": True})
         while True:
             line = await anyio.to_thread.run_sync(sys.stdin.readline)

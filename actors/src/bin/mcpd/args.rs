@@ -179,8 +179,8 @@ pub(crate) struct ServeArgs {
     /// Only the prompts matching these patterns (`*`, `?`; separated by commas; `enabledPrompts`).
     #[arg(long, value_name = "PATTERNS")]
     pub(crate) enabled_prompts: Option<String>,
-    /// An mcpServers file whose servers' tools are re-exported (the gateway); reloaded when it
-    /// changes and on SIGHUP.
+    /// An mcpServers file whose servers' tools, prompts and resources are re-exported (the
+    /// gateway); reloaded when it changes and on SIGHUP.
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,
     /// A JSON access file: named clients, each with its key and the tools and prompts it may use

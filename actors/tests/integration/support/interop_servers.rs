@@ -56,6 +56,11 @@ pub(crate) fn everything_entry() -> Option<PathBuf> {
     }
 }
 
+/// The servers-file entry (`mcpServers`) that runs server-everything's `entry` over stdio.
+pub(crate) fn everything_stdio(entry: &std::path::Path) -> Value {
+    serde_json::json!({"command": node().to_string_lossy(), "args": [entry.to_string_lossy(), "stdio"]})
+}
+
 /// Starts server-everything in Streamable HTTP mode on a free loopback port; `None` when it
 /// cannot be provisioned and skipping is allowed.
 pub(crate) fn spawn_everything() -> Option<ScriptServer> {
