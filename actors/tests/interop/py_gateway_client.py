@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import traceback
 from typing import Any
 
 TIMEOUT_S = 30.0
@@ -68,20 +67,9 @@ def main(argv: list[str]) -> int:
     except ValueError as e:
         sys.stderr.write(f"bad call spec: {e}\n")
         return 2
-    import anyio
+    import json_run
 
-    async def bounded() -> dict[str, Any]:
-        with anyio.fail_after(TIMEOUT_S):
-            return await run(argv[0], calls)
-
-    try:
-        out = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - report everything
-        traceback.print_exc()
-        return 1
-    sys.stdout.write(json.dumps(out) + "\n")
-    return 0
-
+    return json_run.main_result(lambda: run(argv[0], calls), timeout_s=TIMEOUT_S)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

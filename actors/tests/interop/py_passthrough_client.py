@@ -16,9 +16,7 @@ Exit 0 on success, 1 on failure (60 s overall limit), 2 on bad usage.
 
 from __future__ import annotations
 
-import json
 import sys
-import traceback
 from typing import Any
 
 TIMEOUT_S = 60.0
@@ -76,20 +74,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write(__doc__ or "")
         return 2
-    import anyio
+    import json_run
 
-    async def bounded() -> dict[str, Any]:
-        with anyio.fail_after(TIMEOUT_S):
-            return await run(argv[0], argv[1])
-
-    try:
-        out = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - report everything
-        traceback.print_exc()
-        return 1
-    sys.stdout.write(json.dumps(out) + "\n")
-    return 0
-
+    return json_run.main_result(lambda: run(argv[0], argv[1]), timeout_s=TIMEOUT_S)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
