@@ -29,10 +29,12 @@ const MAX_IDLE: usize = 32;
 
 /// The HTTP/1.1 client of one satellite link.
 pub(super) struct PlainHttp {
-    /// `host:port`, connected to and sent as `Host`.
+    /// `host:port`, connected to.
     authority: String,
+    /// The same as the `Host` header.
+    host: hyper::header::HeaderValue,
     /// The request target (path and query).
-    target: String,
+    target: hyper::Uri,
     /// The configured headers, then `Accept` and `Content-Type`, made once.
     defaults: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
     idle: RefCell<Vec<SendRequest<Full<Bytes>>>>,
@@ -54,6 +56,8 @@ impl PlainHttp {
             Some(query) => format!("{}?{query}", parsed.path()),
             None => parsed.path().to_owned(),
         };
+        let target = target.parse().ok()?;
+        let host = hyper::header::HeaderValue::from_str(&authority).ok()?;
         let standard = [("accept", "application/json, text/event-stream"), ("content-type", "application/json")];
         let defaults = configured
             .iter()
@@ -66,7 +70,7 @@ impl PlainHttp {
                 ))
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(PlainHttp { authority, target, defaults, idle: RefCell::new(Vec::new()) })
+        Some(PlainHttp { authority, host, target, defaults, idle: RefCell::new(Vec::new()) })
     }
 
     /// POSTs `body` with the link's `extra` headers and reads the answer's head (and a JSON
@@ -119,16 +123,16 @@ impl PlainHttp {
     fn request(&self, body: Bytes, extra: &Headers) -> Result<hyper::Request<Full<Bytes>>, ClientError> {
         let mut request = hyper::Request::new(Full::new(body));
         *request.method_mut() = hyper::Method::POST;
-        *request.uri_mut() = self.target.parse().map_err(transport)?;
+        *request.uri_mut() = self.target.clone();
         let headers = request.headers_mut();
-        headers.insert(hyper::header::HOST, hyper::header::HeaderValue::from_str(&self.authority).map_err(transport)?);
+        headers.reserve(self.defaults.len() + extra.len() + 1);
+        headers.insert(hyper::header::HOST, self.host.clone());
         for (name, value) in &self.defaults {
             headers.append(name.clone(), value.clone());
         }
         for (name, value) in extra {
-            let name = hyper::header::HeaderName::from_bytes(name.as_str().as_bytes()).map_err(transport)?;
             let value = hyper::header::HeaderValue::from_bytes(value.as_bytes()).map_err(transport)?;
-            headers.insert(name, value);
+            headers.insert(hyper_name(name)?, value);
         }
         Ok(request)
     }
@@ -169,6 +173,24 @@ impl PlainHttp {
     }
 }
 
+/// The hyper name of a link header: the ones every request carries without parsing or
+/// allocating, others parsed.
+fn hyper_name(name: &awc::http::header::HeaderName) -> Result<hyper::header::HeaderName, ClientError> {
+    use hyper::header::HeaderName;
+    static KNOWN: [HeaderName; 6] = [
+        HeaderName::from_static(mcpd::headers::PROTOCOL_VERSION),
+        HeaderName::from_static(mcpd::headers::METHOD),
+        HeaderName::from_static(mcpd::headers::NAME),
+        HeaderName::from_static(mcpd::headers::SESSION_ID),
+        HeaderName::from_static("traceparent"),
+        HeaderName::from_static("tracestate"),
+    ];
+    match KNOWN.iter().find(|known| known.as_str() == name.as_str()) {
+        Some(known) => Ok(known.clone()),
+        None => HeaderName::from_bytes(name.as_str().as_bytes()).map_err(transport),
+    }
+}
+
 /// The next chunk of an event stream's body (`None` at its end).
 pub(super) async fn next_chunk(body: &mut Incoming) -> Option<Result<Bytes, String>> {
     loop {
@@ -191,6 +213,7 @@ mod tests {
         let plain = PlainHttp::for_url("http://127.0.0.1:8080/mcp?x=1", &[]).expect("plain http");
         assert_eq!(plain.authority, "127.0.0.1:8080");
         assert_eq!(plain.target, "/mcp?x=1");
+        assert_eq!(plain.host, "127.0.0.1:8080");
         assert_eq!(PlainHttp::for_url("http://localhost/mcp", &[]).expect("port 80").authority, "localhost:80");
         assert_eq!(PlainHttp::for_url("http://[::1]:9/mcp", &[]).expect("ipv6").authority, "[::1]:9");
         assert!(PlainHttp::for_url("https://example.com/mcp", &[]).is_none());
