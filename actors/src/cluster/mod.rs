@@ -46,7 +46,7 @@ use crate::metrics::MoreMetrics;
 use crate::runtime::{Mcpd, RuntimeError};
 
 /// How often a connected instance reads the key ring again.
-pub const REFRESH: Duration = Duration::from_secs(30);
+pub const REFRESH: Duration = Duration::from_secs(5);
 /// How often an instance retries while Redis is down.
 pub const RETRY: Duration = Duration::from_secs(1);
 /// The default key rotation period.
