@@ -242,11 +242,6 @@ impl StateSealer {
         StateSealer { keys, lifetime }
     }
 
-    /// How long a sealed state stays valid.
-    pub fn lifetime(&self) -> Duration {
-        self.lifetime
-    }
-
     /// A sealer with a fresh random key (states do not survive a restart).
     ///
     /// # Errors

@@ -154,6 +154,13 @@ fn redis_needs_a_port_and_a_redis_url() {
     let (code, stderr) = run(&["serve", "--redis", "redis://127.0.0.1:1/"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--redis needs --port"), "{stderr}");
+    // The property does the same as the flag.
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("mcp.properties");
+    std::fs::write(&props, "redis=redis://127.0.0.1:1/\n").unwrap();
+    let (code, stderr) = run(&["serve", "-c", props.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--redis needs --port"), "{stderr}");
     let (code, stderr) = run(&["serve", "-p", "0", "--redis", "http://127.0.0.1:1/"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("invalid --redis URL http://127.0.0.1:1/"), "{stderr}");
