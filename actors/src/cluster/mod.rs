@@ -320,6 +320,57 @@ mod tests {
         assert_eq!(redact("not a url"), "(unparsable URL)");
     }
 
+    /// Against a real `redis-server` (skipped without one; the integration test `cluster_redis`
+    /// covers the process side): the next epoch's key, made in advance, becomes the current one,
+    /// and the one it replaces stays in the ring, so a rotation breaks no round in flight.
+    #[actix_rt::test]
+    async fn a_rotation_keeps_the_old_key_in_the_ring() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        let Ok(redis) = started else {
+            eprintln!("SKIPPED: redis-server is not installed; .ci/run installs it");
+            return;
+        };
+        /// Kills the server when the test ends, passed or not.
+        struct Killed(std::process::Child);
+        impl Drop for Killed {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let _redis = Killed(redis);
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+        let mut connection =
+            ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new().set_max_delay(RETRY))
+                .unwrap();
+        let rotation = Duration::from_secs(3600);
+        let mut first = None;
+        for _ in 0..200 {
+            if let Ok(ring) = fetch_ring(&mut connection, rotation, 10).await {
+                first = Some(ring);
+                break;
+            }
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (current, others) = first.expect("redis-server answered within 10 s");
+        assert_eq!(others.len(), 1, "no previous epoch's key yet, the next one made in advance");
+        assert_eq!(
+            fetch_ring(&mut connection, rotation, 10).await.unwrap(),
+            (current.clone(), others.clone()),
+            "stable"
+        );
+        let (rotated, kept) = fetch_ring(&mut connection, rotation, 11).await.unwrap();
+        assert_eq!(rotated, others[0], "the next epoch's key is the one made in advance");
+        assert!(kept.contains(&current), "the previous key still opens states");
+        assert_eq!(kept.len(), 2, "previous and next");
+    }
+
     #[test]
     fn keys_are_named_by_rotation_and_epoch() {
         assert_eq!(key_name(DEFAULT_ROTATION, 7), "mcpd:request-state-key:86400:7");
