@@ -24,6 +24,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${MCPD_CLUSTER_OUT:-$REPO/target/cluster}"
 CHECKS=3
+export PATH="$PATH:/usr/sbin:/sbin" # Debian installs nginx in /usr/sbin, outside a user's PATH
 log() { echo "cluster-test.sh: $*" >&2; }
 
 missing=()

@@ -44,6 +44,7 @@ done
 case "$N" in '' | *[!0-9]* | 0) echo "cluster.sh: -n needs a positive number" >&2; exit 2 ;; esac
 
 log() { echo "cluster.sh: $*" >&2; }
+export PATH="$PATH:/usr/sbin:/sbin" # Debian installs nginx in /usr/sbin, outside a user's PATH
 die() { log "$*"; exit 1; }
 for tool in nginx python3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 [ "$REDIS" = 0 ] || command -v redis-server >/dev/null || die "redis-server is not installed"
