@@ -194,6 +194,12 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     if redis.is_some() && args.port.is_none() {
         return Err(usage("--redis needs --port: cluster mode shares HTTP instances' state (stdio is one process)"));
     }
+    if redis.is_some() && args.session {
+        let warning = "--redis shares the stateless wire only: sessions (-s) stay in the instance that made them, so \
+                       a load balancer must keep each Mcp-Session-Id on one instance (deploy/nginx.conf's hash line)";
+        log::warn!("{warning}");
+        warnings.push(warning.into());
+    }
     Ok(Settings {
         server,
         live,
