@@ -172,6 +172,7 @@ type HmacSha256 = Hmac<Sha256>;
 /// current key followed by the old one breaks no round in flight.
 #[derive(Clone)]
 pub struct StateSealer {
+    /// Never empty (every constructor puts the sealing key first).
     keys: Vec<Vec<u8>>,
     lifetime: Duration,
 }
