@@ -2,7 +2,9 @@
 //! the official MCP conformance suite calls, built only on mcpd's public API.
 //!
 //! `cargo run --release --example everything -- -p PORT` serves it on `127.0.0.1:PORT/mcp` with
-//! streamable-HTTP sessions (and the stateless 2026-07-28 wire on the same endpoint).
+//! streamable-HTTP sessions (and the stateless 2026-07-28 wire on the same endpoint); add
+//! `--redis URL` to run it as one of several instances behind a load balancer (cluster mode,
+//! README "Running several instances").
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -19,6 +21,7 @@ use mcpd::mrtr::InputRequired;
 use mcpd::server::TaskOptions;
 use mcpd::tasks::TaskSupport;
 use mcpd::{Catalog, McpServer, ProtocolError, ServerOptions, ToolContext};
+use mcpd_actors::cluster::{Cluster, ClusterConfig};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 use serde_json::{json, Map, Value};
 
@@ -704,9 +707,11 @@ fn catalog(live: Arc<OnceLock<Weak<LiveCatalog>>>) -> Catalog {
     c
 }
 
-fn parse_port() -> Result<u16, String> {
+/// `-p PORT` (default 3000) and `--redis URL` (cluster mode: the requestState keys shared
+/// through Redis, so that several instances behind a load balancer pass the stateless scenarios).
+fn parse_args() -> Result<(u16, Option<String>), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut port = 3000;
+    let (mut port, mut redis) = (3000, None);
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -715,15 +720,19 @@ fn parse_port() -> Result<u16, String> {
                 port = value.parse().map_err(|_| format!("invalid port {value:?}"))?;
                 i += 2;
             }
-            other => return Err(format!("unknown argument {other:?} (usage: everything [-p PORT])")),
+            "--redis" => {
+                redis = Some(args.get(i + 1).ok_or("--redis needs a URL")?.clone());
+                i += 2;
+            }
+            other => return Err(format!("unknown argument {other:?} (usage: everything [-p PORT] [--redis URL])")),
         }
     }
-    Ok(port)
+    Ok((port, redis))
 }
 
 fn main() -> std::process::ExitCode {
-    let port = match parse_port() {
-        Ok(port) => port,
+    let (port, redis) = match parse_args() {
+        Ok(parsed) => parsed,
         Err(e) => {
             eprintln!("everything: {e}");
             return std::process::ExitCode::from(2);
@@ -742,7 +751,13 @@ fn main() -> std::process::ExitCode {
         };
         let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
         let config = ListenerConfig { port, mode: TransportMode::StreamableHttp, ..ListenerConfig::default() };
-        let runtime = Mcpd::new(server, config.clone(), Vec::new());
+        let runtime = Mcpd::new(server.clone(), config.clone(), Vec::new());
+        if let Some(url) = redis {
+            if let Err(e) = Cluster::start(&runtime, server, ClusterConfig::new(url)).await {
+                eprintln!("everything: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        }
         let status = match runtime.start(config).await {
             Ok(status) => status,
             Err(e) => {

@@ -3,7 +3,8 @@
 # Provisions the independent interop peers (the official Python MCP SDK and the npm reference
 # server, pinned), then checks
 # formatting and lints, runs every test of both crates, then the official MCP conformance suite
-# (scripts/conformance.sh). The last line sums both: "N passed, M failed, K skipped".
+# (scripts/conformance.sh) and the cluster-mode checks (scripts/cluster-test.sh). The last line
+# sums them: "N passed, M failed, K skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,5 +31,13 @@ conf_counts="$(sed -n 's/^conformance: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) f
 [ -n "$conf_counts" ] || { echo "test.sh: no 'conformance: N passed, M failed' line from scripts/conformance.sh" >&2; exit 1; }
 read -r conf_passed conf_failed <<<"$conf_counts"
 
-# One closing line for the whole run: cargo tests plus required conformance scenarios.
-echo "$((cargo_passed + conf_passed)) passed, $((cargo_failed + conf_failed)) failed, $cargo_skipped skipped"
+# Cluster mode (README "Running several instances"): the required stateless scenarios through
+# nginx over three instances sharing Redis, again with one killed, and the control without Redis.
+# Skipped (and counted so) without redis-server or nginx; exits non-zero when a check failed.
+bash scripts/cluster-test.sh | tee target/cluster-output.log
+cluster_counts="$(sed -n 's/^cluster: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed, \([0-9][0-9]*\) skipped$/\1 \2 \3/p' target/cluster-output.log | tail -n 1)"
+[ -n "$cluster_counts" ] || { echo "test.sh: no 'cluster: N passed, M failed, K skipped' line from scripts/cluster-test.sh" >&2; exit 1; }
+read -r cluster_passed cluster_failed cluster_skipped <<<"$cluster_counts"
+
+# One closing line for the whole run: cargo tests, required conformance scenarios, cluster checks.
+echo "$((cargo_passed + conf_passed + cluster_passed)) passed, $((cargo_failed + conf_failed + cluster_failed)) failed, $((cargo_skipped + cluster_skipped)) skipped"

@@ -167,10 +167,13 @@ pub enum StateError {
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// Seals and opens `requestState` values.
+/// Seals and opens `requestState` values with a key ring: states are sealed with the current
+/// key (the first) and opened with any key of the ring, so that replacing the ring with a new
+/// current key followed by the old one breaks no round in flight.
 #[derive(Clone)]
 pub struct StateSealer {
-    key: Vec<u8>,
+    /// Never empty (every constructor puts the sealing key first).
+    keys: Vec<Vec<u8>>,
     lifetime: Duration,
 }
 
@@ -230,7 +233,14 @@ fn now_secs() -> u64 {
 impl StateSealer {
     /// A sealer with a given key (at least 32 bytes of secret) and lifetime.
     pub fn new(key: impl Into<Vec<u8>>, lifetime: Duration) -> Self {
-        StateSealer { key: key.into(), lifetime }
+        StateSealer { keys: vec![key.into()], lifetime }
+    }
+
+    /// A sealer over a key ring: `current` seals, and `current` then each of `previous` open.
+    pub fn with_ring(current: impl Into<Vec<u8>>, previous: Vec<Vec<u8>>, lifetime: Duration) -> Self {
+        let mut keys = vec![current.into()];
+        keys.extend(previous);
+        StateSealer { keys, lifetime }
     }
 
     /// A sealer with a fresh random key (states do not survive a restart).
@@ -243,10 +253,9 @@ impl StateSealer {
         Ok(StateSealer::new(key, lifetime))
     }
 
-    fn mac(&self, payload: &[u8]) -> HmacSha256 {
+    fn mac(key: &[u8], payload: &[u8]) -> HmacSha256 {
         // HMAC accepts keys of any length.
-        let mut mac =
-            HmacSha256::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        let mut mac = HmacSha256::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
         mac.update(payload);
         mac
     }
@@ -263,7 +272,7 @@ impl StateSealer {
             "s": state,
         });
         let payload = serde_json::to_vec(&payload).unwrap_or_default();
-        let tag = self.mac(&payload).finalize().into_bytes();
+        let tag = Self::mac(&self.keys[0], &payload).finalize().into_bytes();
         format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(tag))
     }
 
@@ -285,7 +294,9 @@ impl StateSealer {
         let (payload, tag) = token.split_once('.').ok_or(StateError::Tampered)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| StateError::Tampered)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
-        self.mac(&payload).verify_slice(&tag).map_err(|_| StateError::Tampered)?;
+        if !self.keys.iter().any(|key| Self::mac(key, &payload).verify_slice(&tag).is_ok()) {
+            return Err(StateError::Tampered);
+        }
         let mut payload: Map<String, Value> = serde_json::from_slice(&payload).map_err(|_| StateError::Tampered)?;
         if payload.get("b").and_then(Value::as_str) != Some(binding(operation, arguments).as_str()) {
             return Err(StateError::WrongRequest);
@@ -364,6 +375,19 @@ mod tests {
         assert_eq!(sealer.open("garbage", "tools/call:t", &a), Err(StateError::Tampered));
         let other = StateSealer::new(vec![8u8; 32], Duration::from_secs(60));
         assert_eq!(other.open(&token, "tools/call:t", &a), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn a_ring_opens_with_any_key_and_seals_with_the_current_one() {
+        let (old, new) = (vec![1u8; 32], vec![2u8; 32]);
+        let a = args(json!({"x": 1}));
+        let before = StateSealer::new(old.clone(), Duration::from_secs(60));
+        let in_flight = before.seal("op", &a, &json!("round 1"));
+        let rotated = StateSealer::with_ring(new.clone(), vec![old], Duration::from_secs(60));
+        assert_eq!(rotated.open(&in_flight, "op", &a).unwrap(), json!("round 1"), "a rotation breaks no round");
+        let sealed = rotated.seal("op", &a, &json!("round 2"));
+        assert_eq!(StateSealer::new(new, Duration::from_secs(60)).open(&sealed, "op", &a).unwrap(), json!("round 2"));
+        assert_eq!(before.open(&sealed, "op", &a), Err(StateError::Tampered), "sealed with the new key");
     }
 
     #[test]

@@ -42,6 +42,7 @@
 pub mod access;
 mod auth;
 pub mod client;
+pub mod cluster;
 pub mod config;
 mod counts;
 mod file_events;

@@ -341,7 +341,20 @@ impl Handler<SetStatusExtras> for Listener {
 
     fn handle(&mut self, msg: SetStatusExtras, _ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Listener);
-        self.extras = Some(msg.0);
+        // Several providers (tool sets, cluster mode) each add their fields.
+        self.extras = Some(match self.extras.take() {
+            None => msg.0,
+            Some(before) => {
+                let added = msg.0;
+                Arc::new(move || {
+                    let mut fields = before();
+                    if let (serde_json::Value::Object(all), serde_json::Value::Object(more)) = (&mut fields, added()) {
+                        all.extend(more);
+                    }
+                    fields
+                })
+            }
+        });
     }
 }
 

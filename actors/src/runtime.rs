@@ -76,7 +76,8 @@ impl Mcpd {
         Mcpd { supervisor, listener, counts, metrics, sessions, tasks }
     }
 
-    /// Adds fields to the status JSON (and, through [`Metrics::set_gauges`], to `/metrics`);
+    /// Adds fields to the status JSON (each call adds to those of the calls before; and, through
+    /// [`Metrics::set_gauges`], to `/metrics`);
     /// call before [`Mcpd::start`].
     ///
     /// # Errors

@@ -44,7 +44,7 @@ pub use scope::Scope;
 pub use stateless::{HeaderLookup, HttpHeaders, RoutingHeaders, StatelessRequest};
 pub use tasks::{CallOutcome, Rerun, TaskCall, TaskCallOutcome, TaskService, TaskStep, ANONYMOUS_OWNER};
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use serde_json::{json, Map, Value};
 
@@ -75,7 +75,8 @@ pub struct McpServer {
     catalog: Arc<LiveCatalog>,
     capabilities: ServerCapabilities,
     stateless_capabilities: ServerCapabilities,
-    sealer: StateSealer,
+    /// Replaced whole by [`McpServer::set_state_keys`]; a round takes a read lock for an `Arc` clone.
+    sealer: RwLock<Arc<StateSealer>>,
     tasks: OnceLock<Arc<dyn TaskService>>,
 }
 
@@ -118,7 +119,21 @@ impl McpServer {
                 StateSealer::new(format!("{nanos:?}{}", std::process::id()).into_bytes(), DEFAULT_STATE_LIFETIME)
             }),
         };
+        let sealer = RwLock::new(Arc::new(sealer));
         McpServer { options, catalog, capabilities, stateless_capabilities, sealer, tasks: OnceLock::new() }
+    }
+
+    /// Replaces the `requestState` key ring: from now on states are sealed with `current` and
+    /// opened with `current` or any of `previous` (keys shared by several instances, rotated
+    /// without breaking rounds in flight). The core does no I/O: the runtime fetches the keys.
+    pub fn set_state_keys(&self, current: Vec<u8>, previous: Vec<Vec<u8>>) {
+        let sealer = Arc::new(StateSealer::with_ring(current, previous, DEFAULT_STATE_LIFETIME));
+        *self.sealer.write().unwrap_or_else(PoisonError::into_inner) = sealer;
+    }
+
+    /// The `requestState` sealer in force.
+    pub(crate) fn sealer(&self) -> Arc<StateSealer> {
+        self.sealer.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Installs the runtime's task service (once; later calls are ignored): from then on a

@@ -81,7 +81,8 @@ pub struct ServerOptions {
     /// Whether the transport has sessions (enables subscriptions and list_changed).
     pub sessions: bool,
     /// Secret for sealing MRTR `requestState` (none: a random key per process, so states do not
-    /// survive a restart).
+    /// survive a restart). Several instances share a ring instead through
+    /// [`McpServer::set_state_keys`](crate::McpServer::set_state_keys) (the runtime's cluster mode).
     pub state_key: Option<Vec<u8>>,
     /// The tasks extension (2026-07-28): whether it is advertised, and its bounds.
     pub tasks: TaskOptions,

@@ -75,7 +75,7 @@ impl McpServer {
         let state = match inputs.request_state {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
-                self.sealer
+                self.sealer()
                     .open(&token, &operation.to_string(), arguments)
                     .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
             )),
@@ -157,7 +157,7 @@ impl McpServer {
             result.insert("resultType".into(), json!("input_required"));
             result.insert("inputRequests".into(), Value::Object(requests));
             if let Some(next_state) = next_state {
-                let sealed = self.sealer.seal(&operation.to_string(), arguments, &next_state);
+                let sealed = self.sealer().seal(&operation.to_string(), arguments, &next_state);
                 result.insert("requestState".into(), json!(sealed));
             }
             return Ok(NextRound::Stop(Rounds::InputRequired(result)));

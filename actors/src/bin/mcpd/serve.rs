@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpd_actors::client::oauth::{CredentialStore, FileStore};
+use mcpd_actors::cluster::{Cluster, ClusterConfig};
 use mcpd_actors::panics::{self, Site};
 use mcpd_actors::reload::{Reloader, Running, DEBOUNCE};
 use mcpd_actors::tools::commands::load_declarations;
@@ -72,6 +73,11 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
         .with_resources(resource_counts, file_watch);
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
+    }
+    if let Some(url) = &settings.redis {
+        Cluster::start(&runtime, settings.server.clone(), ClusterConfig::new(url.as_str()))
+            .await
+            .map_err(|e| Fatal::usage(e.to_string()))?;
     }
     let _reloads = watch_files(&settings, gateway.as_ref());
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;

@@ -68,6 +68,8 @@ pub(crate) struct Settings {
     pub(crate) project_dir: PathBuf,
     /// Resources exposed per kind, and the watch of subscribed project files.
     pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
+    /// Cluster mode's Redis URL (`--redis` / `redis`).
+    pub(crate) redis: Option<String>,
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -188,6 +190,16 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
+    let redis = pick_text(&args.redis, &props, "redis").filter(|url| !url.trim().is_empty());
+    if redis.is_some() && args.port.is_none() {
+        return Err(usage("--redis needs --port: cluster mode shares HTTP instances' state (stdio is one process)"));
+    }
+    if redis.is_some() && args.session {
+        let warning = "--redis shares the stateless wire only: sessions (-s) stay in the instance that made them, so \
+                       a load balancer must keep each Mcp-Session-Id on one instance (deploy/nginx.conf's hash line)";
+        log::warn!("{warning}");
+        warnings.push(warning.into());
+    }
     Ok(Settings {
         server,
         live,
@@ -205,6 +217,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         credentials,
         project_dir,
         resources,
+        redis,
     })
 }
 

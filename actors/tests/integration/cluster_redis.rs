@@ -1,0 +1,185 @@
+//! Cluster mode's Redis link (`mcpd serve --redis URL`, README "Running several instances"),
+//! against Debian's `redis-server` run as a child on a free loopback port, and `redis-cli` as
+//! the independent reader of what mcpd stored: mcpd starts while Redis is down and says so
+//! (`/metrics`, `/status`, one log line), connects by itself when Redis comes up, shares its
+//! `requestState` keys there, and reports Redis going away again. Skipped, saying so, when
+//! `redis-server` is not installed (`.ci/run` installs it). The suite's scenarios through nginx
+//! over several instances are scripts/cluster-test.sh's.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::eventually::eventually_blocking;
+use crate::support::process::{self, HttpChild};
+
+/// How long a change of Redis's state may take to show (retries every 1 s, refreshes every 5 s).
+const NOTICE: Duration = Duration::from_secs(20);
+
+fn installed(tool: &str) -> bool {
+    Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A `redis-server` child with its own config in a temp directory; killed when dropped.
+struct Redis {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Redis {
+    fn start(port: u16) -> Redis {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("redis.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "bind 127.0.0.1\nport {port}\ndaemonize no\ndir {}\nlogfile \"\"\nsave \"\"\nappendonly no\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("redis-server")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let redis = Redis { child, _dir: dir };
+        eventually_blocking("redis-server answers PING", NOTICE, || cli(port, &["PING"]).as_deref() == Some("PONG"));
+        redis
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `redis-cli -p PORT ARGS` (raw output, trimmed); None when it failed.
+fn cli(port: u16, args: &[&str]) -> Option<String> {
+    let output =
+        Command::new("redis-cli").args(["-h", "127.0.0.1", "-p", &port.to_string()]).args(args).output().ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !text.starts_with("Could not connect")).then_some(text)
+}
+
+fn metric(port: u16, name: &str) -> Option<i64> {
+    let (_, _, body) = process::http(port, "GET", "/metrics", &[], "");
+    body.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+fn cluster_status(port: u16) -> Value {
+    let (status, _, body) = process::http(port, "GET", "/status", &[], "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str::<Value>(&body).unwrap()["cluster"].clone()
+}
+
+#[test]
+fn mcpd_starts_without_redis_connects_when_it_comes_and_reports_it_gone() {
+    if !installed("redis-server") || !installed("redis-cli") {
+        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+        return;
+    }
+    let port = free_port();
+    let url = format!("redis://127.0.0.1:{port}/");
+    let mcpd = HttpChild::spawn(&["serve", "--redis", &url]);
+
+    // Down at start: serving, saying so.
+    eventually_blocking("mcpd reports Redis down", NOTICE, || {
+        metric(mcpd.port, "mcpd_redis_up") == Some(0) && metric(mcpd.port, "mcpd_redis_errors_total") >= Some(1)
+    });
+    let status = cluster_status(mcpd.port);
+    assert_eq!(status["redis"], url.as_str(), "{status}");
+    assert_eq!(status["up"], false, "{status}");
+    assert_eq!(status["requestStateKeys"], "local", "{status}");
+    assert!(status["lastError"].as_str().is_some_and(|e| !e.is_empty()), "{status}");
+    assert_eq!(metric(mcpd.port, "mcpd_request_state_keys_shared"), Some(0));
+    let logged = format!("cluster: Redis at {url} is unreachable");
+    assert!(mcpd.stderr_lines().iter().any(|line| line.contains(&logged)), "{:?}", mcpd.stderr_lines());
+
+    // Redis comes up: mcpd connects by itself and shares its keys there.
+    let redis = Redis::start(port);
+    eventually_blocking("mcpd reports Redis up with shared keys", NOTICE, || {
+        metric(mcpd.port, "mcpd_redis_up") == Some(1) && metric(mcpd.port, "mcpd_request_state_keys_shared") == Some(1)
+    });
+    let status = cluster_status(mcpd.port);
+    assert_eq!((&status["up"], &status["requestStateKeys"]), (&Value::Bool(true), &Value::from("shared")), "{status}");
+    // The current epoch's key and the next one's (made one epoch ahead), 32 bytes each, expiring.
+    let keys = cli(port, &["--scan", "--pattern", "mcpd:request-state-key:*"]).unwrap();
+    let mut keys: Vec<&str> = keys.lines().collect();
+    keys.sort_unstable();
+    let epoch = status["keyEpoch"].as_u64().unwrap();
+    assert_eq!(
+        keys,
+        [format!("mcpd:request-state-key:86400:{epoch}"), format!("mcpd:request-state-key:86400:{}", epoch + 1)],
+        "the keys mcpd created"
+    );
+    for key in &keys {
+        assert_eq!(cli(port, &["STRLEN", key]).as_deref(), Some("32"), "{key}");
+        let ttl: i64 = cli(port, &["TTL", key]).unwrap().parse().unwrap();
+        assert!(ttl > 0 && ttl <= 3 * 86_400, "{key} expires: TTL {ttl}");
+    }
+
+    // A second instance reads the keys the first made (SET NX): none is added. It has sessions,
+    // which cluster mode does not share yet: its status and log say so.
+    let second = HttpChild::spawn(&["serve", "-s", "--redis", &url]);
+    let (_, _, body) = process::http(second.port, "GET", "/status", &[], "");
+    let warnings = serde_json::from_str::<Value>(&body).unwrap()["warnings"].clone();
+    assert!(
+        warnings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("--redis shares the stateless wire only")),
+        "{warnings}"
+    );
+    eventually_blocking("the second instance shares the keys", NOTICE, || {
+        metric(second.port, "mcpd_request_state_keys_shared") == Some(1)
+    });
+    let after = cli(port, &["--scan", "--pattern", "mcpd:request-state-key:*"]).unwrap();
+    assert_eq!(after.lines().count(), 2, "{after}");
+
+    // Redis goes away: reported, and mcpd goes on serving.
+    drop(redis);
+    eventually_blocking("mcpd reports Redis down again", NOTICE, || metric(mcpd.port, "mcpd_redis_up") == Some(0));
+    let status = cluster_status(mcpd.port);
+    assert_eq!(status["up"], false, "{status}");
+    assert_eq!(status["requestStateKeys"], "shared", "the ring in force is kept: {status}");
+}
+
+#[test]
+fn redis_needs_a_port_and_a_redis_url() {
+    let run = |args: &[&str]| {
+        let output = process::run_with_timeout(process::mcpd_command().args(args), b"", process::RUN_TIMEOUT);
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = run(&["serve", "--redis", "redis://127.0.0.1:1/"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--redis needs --port"), "{stderr}");
+    // The property does the same as the flag.
+    let dir = tempfile::tempdir().unwrap();
+    let props = dir.path().join("mcp.properties");
+    std::fs::write(&props, "redis=redis://127.0.0.1:1/\n").unwrap();
+    let (code, stderr) = run(&["serve", "-c", props.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--redis needs --port"), "{stderr}");
+    let (code, stderr) = run(&["serve", "-p", "0", "--redis", "http://127.0.0.1:1/"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("invalid --redis URL http://127.0.0.1:1/"), "{stderr}");
+    // A password never shows.
+    let (code, stderr) = run(&["serve", "-p", "0", "--redis", "rediss://:hunter2@127.0.0.1:1/"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2") && stderr.contains("invalid --redis URL rediss://:***@127.0.0.1:1/"),
+        "{stderr}"
+    );
+}
