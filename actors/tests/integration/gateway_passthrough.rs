@@ -1,8 +1,22 @@
-//! Gateway pass-through (issue 14, part 3), through real processes: during a call the remote's
-//! progress reaches the calling client, the remote's elicitation is asked of the calling client
-//! (and refused, with the reason, when it did not declare the capability), a stateless remote's
-//! `input_required` round becomes the gateway's own round, and cancelling the caller's request
-//! cancels the remote's.
+//! Gateway pass-through (issue 14, part 3), through real processes, with the official Python SDK
+//! as the calling client of `mcpd -s --servers`:
+//!
+//! - in a session, over npm server-everything (stdio): the remote's progress reaches the
+//!   client's progress callback; the remote's elicitation is asked of the client's elicitation
+//!   callback and its answer reaches the tool's result; a client without the elicitation
+//!   capability gets a clean refusal (no made-up defaults);
+//! - in a session, over server-everything and the `everything` fixture (HTTP): the remotes' log
+//!   messages reach the client's logging callback (the caller's log level is sent on to the
+//!   remote); cancelling a call (`notifications/cancelled`) reaches a third remote, another
+//!   mcpd, whose command for the call is killed (its process is gone) while the session carries on;
+//! - on the stateless 2026-07-28 wire: the fixture's log messages reach the client on the
+//!   request's stream; the fixture's elicitation (an MRTR round of its own) comes back as the
+//!   gateway's `input_required` round (the remote's question in `inputRequests`, a
+//!   `requestState`), and the retry with the client's answer gets the remote's final result with
+//!   that answer; closing a request's stream cancels the remote's call likewise.
+//!
+//! Not covered here: sampling and roots forwarding (the same path as elicitation), progress on
+//! the stateless wire, and a caller in a session answering a stateless remote's round.
 
 use std::time::Duration;
 
