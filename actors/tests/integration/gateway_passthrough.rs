@@ -163,10 +163,12 @@ fn wire_report(python: &std::path::Path, gateway: &Gateway, mode: &str) -> Value
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{mode}: not JSON ({e}): {stdout}"))
 }
 
-/// The `data` of the log messages in `report` whose logger is `logger`.
-fn logged_by(report: &Value, logger: &str) -> Vec<Value> {
+/// The fixture's `test_tool_with_logging` reached the client: its three messages, in order.
+fn assert_fixture_logs(report: &Value) {
     let logs = report["logs"].as_array().cloned().unwrap_or_default();
-    logs.into_iter().filter(|m| m["logger"] == logger).map(|m| m["data"].clone()).collect()
+    let fixture: Vec<Value> =
+        logs.into_iter().filter(|m| m["logger"] == "test_tool_with_logging").map(|m| m["data"].clone()).collect();
+    assert_eq!(fixture, ["Tool execution started", "Tool processing data", "Tool execution completed"], "{report}");
 }
 
 /// What a cancelled `slow__slow` came to: the caller's cancellation reached the remote, whose
@@ -199,11 +201,7 @@ fn python_session_client_gets_the_remotes_log_and_its_cancellation_reaches_the_r
         simulated >= 1 && texts.iter().any(|t| t.contains("level message") || t.contains("level-message")),
         "{report}"
     );
-    assert_eq!(
-        logged_by(&report, "test_tool_with_logging"),
-        [json!("Tool execution started"), json!("Tool processing data"), json!("Tool execution completed")],
-        "{report}"
-    );
+    assert_fixture_logs(&report);
     assert_cancelled(&report);
 }
 
@@ -219,11 +217,7 @@ fn python_stateless_client_gets_the_remotes_log_and_input_round_and_its_cancella
     let gateway = gateway_of_three(&entry);
     let report = wire_report(&python, &gateway, "2026-07-28");
 
-    assert_eq!(
-        logged_by(&report, "test_tool_with_logging"),
-        [json!("Tool execution started"), json!("Tool processing data"), json!("Tool execution completed")],
-        "{report}"
-    );
+    assert_fixture_logs(&report);
 
     let round = &report["round"];
     assert_eq!(round["resultType"], "input_required", "{report}");
