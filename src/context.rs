@@ -214,6 +214,11 @@ impl ToolContext {
         self.client_capabilities().and_then(|c| c.get(name)).is_some_and(|v| !v.is_null())
     }
 
+    /// The minimum level of log messages the client wants (none: no log messages).
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
+    }
+
     /// Whether a peer can carry notifications for this request.
     pub fn has_peer(&self) -> bool {
         self.peer.is_some()

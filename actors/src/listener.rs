@@ -202,6 +202,10 @@ impl Listener {
             .keep_alive(keep_alive)
             .client_request_timeout(connections.header_timeout)
             .client_disconnect_timeout(DISCONNECT_TIMEOUT)
+            // A client that closes its connection while a request runs has gone away: the
+            // request's work is dropped (on the stateless wire that is how a request is
+            // cancelled, also when its answer was not streamed).
+            .h1_allow_half_closed(false)
             .on_connect(on_connect)
             .disable_signals()
             .shutdown_timeout(SHUTDOWN_GRACE.as_secs())

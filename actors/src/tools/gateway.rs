@@ -43,7 +43,7 @@ use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
 use mcpd::context::{LogLevel, ToolContext};
 use mcpd::jsonrpc::{ErrorCode, ErrorObject};
-use mcpd::model::{CallToolResult, Implementation, Tool};
+use mcpd::model::{meta_keys, CallToolResult, Implementation, Tool};
 use mcpd::mrtr::{capability_for, relayed_retry, InputRequired};
 use mcpd::tasks::TaskSupport;
 use serde_json::{json, Map, Value};
@@ -543,7 +543,7 @@ impl Gateway {
     ) -> Result<CallToolResult, ToolError> {
         let started = std::time::Instant::now();
         let handlers = pass_through(&ctx);
-        let call = self.manager.call_tool_with(server, tool, arguments, trace_meta(&ctx), Some(handlers));
+        let call = self.manager.call_tool_with(server, tool, arguments, call_meta(&ctx), Some(handlers));
         let outcome = panics::contain(Site::Gateway, call).await.unwrap_or_else(|panic| Err(ClientError::from(panic)));
         self.remote_metrics.record(server, started.elapsed(), &outcome);
         match outcome {
@@ -660,15 +660,21 @@ impl Gateway {
     }
 }
 
-/// The W3C trace context of the caller's request (its `_meta`, where the HTTP edge also puts the
-/// `traceparent` and `tracestate` headers), forwarded in the remote call's `_meta`.
-fn trace_meta(ctx: &mcpd::context::ToolContext) -> Option<Map<String, Value>> {
-    let meta = ctx.meta()?;
-    let trace: Map<String, Value> = ["traceparent", "tracestate"]
-        .into_iter()
-        .filter_map(|key| meta.get(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
-        .collect();
-    (!trace.is_empty()).then_some(trace)
+/// The remote call's `_meta`: the W3C trace context of the caller's request (its `_meta`, where
+/// the HTTP edge also puts the `traceparent` and `tracestate` headers) and, when the caller
+/// wants log messages (and can be sent them), its log level (`io.modelcontextprotocol/logLevel`:
+/// a stateless remote sends log messages only to requests that ask, see [`pass_through`]).
+fn call_meta(ctx: &ToolContext) -> Option<Map<String, Value>> {
+    let mut meta: Map<String, Value> = ctx.meta().map_or_else(Map::new, |meta| {
+        ["traceparent", "tracestate"]
+            .into_iter()
+            .filter_map(|key| meta.get(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
+            .collect()
+    });
+    if let Some(level) = ctx.log_level().filter(|_| ctx.has_peer()) {
+        meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
+    }
+    (!meta.is_empty()).then_some(meta)
 }
 
 /// The handlers of one gateway call, from its caller's context:

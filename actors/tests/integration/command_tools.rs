@@ -546,3 +546,36 @@ async fn load_declared_reports_clear_errors() {
     })
     .await;
 }
+
+/// A stateless call (answered with plain JSON: no progress, no log level) is cancelled when its
+/// client closes the connection: the command's group is killed, long before its time limit.
+#[actix_rt::test]
+async fn a_client_closing_its_connection_kills_its_command() {
+    use tokio::io::AsyncWriteExt as _;
+    bounded(async {
+        let dir = tempfile::tempdir().unwrap();
+        let options = CommandOptions { allow_shell: true, ..enabled() };
+        let server = serve(dir.path(), options, Vec::new()).await;
+        let script = "echo $$ > leader.pid; sleep 30 & echo $! > child.pid; wait";
+        let body = modern_request(1, "tools/call", json!({"name": "run_command", "arguments": {"shell": script}}));
+        let body = body.to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: run_command\r\nContent-Length: {}\r\n\r\n{body}",
+            server.port,
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        eventually("the command runs", Duration::from_secs(10), async || {
+            ["leader.pid", "child.pid"]
+                .iter()
+                .all(|f| std::fs::read_to_string(dir.path().join(f)).is_ok_and(|t| t.ends_with('\n')))
+        })
+        .await;
+        drop(stream);
+        assert_dead(dir.path(), &["leader.pid", "child.pid"]).await;
+    })
+    .await;
+}

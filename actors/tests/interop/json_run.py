@@ -37,8 +37,8 @@ def main_result(work: Callable[[], Awaitable[Any]], timeout_s: float) -> int:
 
 
 async def http_session(url: str, timeout_s: float, **options: Any) -> tuple[contextlib.AsyncExitStack, Any]:
-    """An MCP client over Streamable HTTP with the initialize handshake (`mode="legacy"`, no
-    response cache), `options` (callbacks such as `message_handler`) passed to `Client`: the exit
+    """An MCP client over Streamable HTTP with the initialize handshake (`mode="legacy"` unless
+    `options` has another `mode`, no response cache), `options` (callbacks such as `message_handler`) passed to `Client`: the exit
     stack that closes it, and the client. With `MCPD_TEST_KEY` set, every request carries it as
     `Authorization: Bearer`."""
     import os
@@ -54,7 +54,7 @@ async def http_session(url: str, timeout_s: float, **options: Any) -> tuple[cont
     client = await stack.enter_async_context(
         Client(
             streamable_http_client(url, http_client=http),
-            mode="legacy",
+            mode=options.pop("mode", "legacy"),
             cache=None,
             read_timeout_seconds=timeout_s,
             **options,
