@@ -224,9 +224,10 @@ async fn a_symlink_swapped_during_calls_never_leads_outside() {
 async fn a_command_cwd_swapped_during_calls_never_leads_outside() {
     use mcpd_actors::tools::commands::{self, CommandOptions};
 
-    // At least this many calls, and on until both outcomes were seen often (bounded).
+    // At least this many calls, and on until both outcomes were seen often (bounded: on a loaded
+    // machine the swapper wins most races, and 20,000 calls once saw only 86 run inside).
     const CALLS: usize = 400;
-    const MAX_CALLS: usize = 20_000;
+    const MAX_CALLS: usize = 100_000;
     let project = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let root = project.path().canonicalize().unwrap();
