@@ -3,17 +3,20 @@
 //! the independent reader of what mcpd stored: mcpd starts while Redis is down and says so
 //! (`/metrics`, `/status`, one log line), connects by itself when Redis comes up, shares its
 //! `requestState` keys there, and reports Redis going away again. Skipped, saying so, when
-//! `redis-server` is not installed (`.ci/run` installs it). The suite's scenarios through nginx
-//! over several instances are scripts/cluster-test.sh's.
+//! `redis-server` is not installed (`.ci/run` installs it). Tasks shared through Redis: one created
+//! on an instance is cancelled through another (which aborts its work where it runs), and one
+//! whose instance is killed is marked failed by the other's sweep. The suite's scenarios through
+//! nginx over several instances are scripts/cluster-test.sh's.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::eventually::eventually_blocking;
 use crate::support::process::{self, HttpChild};
+use crate::tasks;
 
 /// How long a change of Redis's state may take to show (retries every 1 s, refreshes every 5 s).
 const NOTICE: Duration = Duration::from_secs(20);
@@ -182,4 +185,80 @@ fn redis_needs_a_port_and_a_redis_url() {
         !stderr.contains("hunter2") && stderr.contains("invalid --redis URL rediss://:***@127.0.0.1:1/"),
         "{stderr}"
     );
+}
+
+/// Redis and two `mcpd serve --redis` instances over the same declared command tool (`hang`:
+/// a shell that writes its pid and its child's, then waits on a 120 s `sleep`); None (the test
+/// says it is skipped) without `redis-server`.
+fn two_instances() -> Option<(Redis, tempfile::TempDir, HttpChild, HttpChild)> {
+    if !installed("redis-server") || !installed("redis-cli") {
+        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+        return None;
+    }
+    let port = free_port();
+    let redis = Redis::start(port);
+    let url = format!("redis://127.0.0.1:{port}/");
+    let script = "sleep 120 & echo $! > child.pid; echo $$ > shell.pid; wait";
+    let (dir, root, file) = tasks::project(json!([tasks::command_tool("hang", script, "optional")]));
+    let a = tasks::serve(&root, &file, &["--task-after", "200", "--redis", &url]);
+    let b = tasks::serve(&root, &file, &["--task-after", "200", "--redis", &url]);
+    Some((redis, dir, a, b))
+}
+
+fn read_pid(dir: &tempfile::TempDir, name: &str) -> Option<u32> {
+    std::fs::read_to_string(dir.path().join(name)).ok().and_then(|s| s.trim().parse().ok())
+}
+
+/// A task created on instance A is read and cancelled through instance B (straight to B's
+/// port): it reads `cancelled` on both, and A stops running it — the command's shell and its
+/// child are killed and A's status counts no running task.
+#[test]
+fn a_task_created_on_one_instance_is_cancelled_through_another() {
+    let Some((_redis, dir, a, b)) = two_instances() else { return };
+    let task_id = tasks::created_task(&tasks::call(a.port, "hang", true));
+    let (shell, child) = eventually_blocking("the command wrote its pids", tasks::WAIT, || {
+        read_pid(&dir, "shell.pid").zip(read_pid(&dir, "child.pid"))
+    });
+    let through_b = tasks::get(b.port, &task_id);
+    assert_eq!(through_b["result"]["status"], "working", "B reads A's task: {through_b}");
+    assert_eq!(tasks::status_json(a.port)["tasks"]["running"], 1);
+
+    let (status, ack) = tasks::rpc(b.port, "tasks/cancel", &task_id, json!({"taskId": task_id}), true);
+    assert_eq!((status, ack["result"].clone()), (200, json!({"resultType": "complete"})), "{ack}");
+    assert_eq!(tasks::get(b.port, &task_id)["result"]["status"], "cancelled");
+    assert_eq!(tasks::get(a.port, &task_id)["result"]["status"], "cancelled");
+    eventually_blocking("A aborted the task: its shell and child are gone", tasks::WAIT, || {
+        tasks::is_dead(shell) && tasks::is_dead(child)
+    });
+    eventually_blocking("A runs no task any more", tasks::WAIT, || tasks::status_json(a.port)["tasks"]["running"] == 0);
+    // Ended is ended: cancelling again through A changes nothing.
+    let (_, again) = tasks::rpc(a.port, "tasks/cancel", &task_id, json!({"taskId": task_id}), true);
+    assert_eq!(again["result"], json!({"resultType": "complete"}), "{again}");
+    assert_eq!(tasks::get(b.port, &task_id)["result"]["status"], "cancelled");
+}
+
+/// Instance A is killed while its task runs: B's sweep sees A's heartbeat expire and marks the
+/// task `failed`, saying why, rather than leaving it `working` forever.
+#[test]
+fn a_task_whose_instance_died_is_marked_failed() {
+    let Some((_redis, dir, a, b)) = two_instances() else { return };
+    let task_id = tasks::created_task(&tasks::call(a.port, "hang", true));
+    let (shell, child) = eventually_blocking("the command wrote its pids", tasks::WAIT, || {
+        read_pid(&dir, "shell.pid").zip(read_pid(&dir, "child.pid"))
+    });
+    drop(a); // SIGKILL: no goodbye
+    let failed = eventually_blocking("B marks the task failed (heartbeat 10 s, sweep every 3 s)", NOTICE, || {
+        let task = tasks::get(b.port, &task_id)["result"].clone();
+        if task["status"] == "failed" {
+            Ok(task)
+        } else {
+            Err(task.to_string())
+        }
+    });
+    assert_eq!(failed["statusMessage"], "the instance running this task stopped", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    // The orphaned command is the operator's (its mcpd was killed outright); end it.
+    for pid in [child, shell] {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
 }
