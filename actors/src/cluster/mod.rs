@@ -1,6 +1,7 @@
 //! Cluster mode (`--redis URL`): several mcpd instances behind a load balancer share what the
-//! stateless 2026-07-28 wire needs through Redis — for now the `requestState` sealing keys, so
-//! that a multi-round-trip request's next round may land on any instance.
+//! stateless 2026-07-28 wire needs through Redis — the `requestState` sealing keys, so that a
+//! multi-round-trip request's next round may land on any instance, and the tasks
+//! ([`RedisTaskStore`], with each instance's heartbeat).
 //!
 //! Without `--redis` nothing here runs. With it, one background task per process:
 //!
