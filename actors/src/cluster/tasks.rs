@@ -257,6 +257,10 @@ impl Store {
 
     /// The task, or why not: gone with its place still held means expired.
     async fn read(&self, task_id: &str) -> Result<Record, TaskLookupError> {
+        // Ids are 32 hex digits (`new_task_id`): anything else names no task, and never a key.
+        if task_id.len() != 32 || !task_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(TaskLookupError::NotFound);
+        }
         let mut connection = self.connection.clone();
         type Fields = (Option<String>, Option<String>, Option<String>, Option<String>);
         let (fields, score): (Fields, Option<f64>) = redis::pipe()

@@ -262,3 +262,46 @@ fn a_task_whose_instance_died_is_marked_failed() {
         let _ = Command::new("kill").arg(pid.to_string()).status();
     }
 }
+
+/// The `everything` fixture's `confirm_delete` (a task that asks for confirmation) started on
+/// instance A is answered through instance B: B reads it `input_required`, accepts the answer,
+/// and A's parked task gets it (relayed through Redis), runs again and completes; B reads the
+/// result.
+#[test]
+fn a_task_parked_on_one_instance_is_answered_through_another() {
+    if !installed("redis-server") || !installed("redis-cli") {
+        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+        return;
+    }
+    let port = free_port();
+    let _redis = Redis::start(port);
+    let url = format!("redis://127.0.0.1:{port}/");
+    let everything = || {
+        let mut cmd = process::everything_command();
+        cmd.args(["--redis", &url]);
+        HttpChild::spawn_command(cmd)
+    };
+    let (a, b) = (everything(), everything());
+    let call = json!({"name": "confirm_delete", "arguments": {"filename": "notes.txt"}});
+    let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}});
+    let (status, created) = tasks::rpc_declaring(a.port, "tools/call", "confirm_delete", call, capabilities);
+    assert_eq!(status, 200, "{created}");
+    let task_id = tasks::created_task(&created["result"]);
+    let parked = eventually_blocking("B reads the task waiting for input", tasks::WAIT, || {
+        let task = tasks::get(b.port, &task_id)["result"].clone();
+        if task["status"] == "input_required" {
+            Ok(task)
+        } else {
+            Err(task.to_string())
+        }
+    });
+    assert_eq!(parked["inputRequests"]["confirm"]["method"], "elicitation/create", "{parked}");
+
+    let answer =
+        json!({"taskId": task_id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}});
+    let (status, ack) = tasks::rpc(b.port, "tasks/update", &task_id, answer, true);
+    assert_eq!((status, ack["result"].clone()), (200, json!({"resultType": "complete"})), "{ack}");
+    let done = tasks::wait_terminal(b.port, &task_id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted notes.txt", "{done}");
+}

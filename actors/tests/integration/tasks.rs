@@ -40,14 +40,37 @@ pub(crate) fn serve(root: &str, file: &str, extra: &[&str]) -> HttpChild {
     HttpChild::spawn_command(cmd)
 }
 
-fn meta(opt_in: bool) -> Value {
-    let capabilities = if opt_in { json!({"extensions": {TASKS: {}}}) } else { json!({}) };
+fn meta_declaring(capabilities: Value) -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": capabilities})
 }
 
+/// The client capabilities: the tasks extension when `opt_in`, else none.
+fn capabilities(opt_in: bool) -> Value {
+    if opt_in {
+        json!({"extensions": {TASKS: {}}})
+    } else {
+        json!({})
+    }
+}
+
+fn meta(opt_in: bool) -> Value {
+    meta_declaring(capabilities(opt_in))
+}
+
 /// One 2026-07-28 request: its HTTP status and JSON body. `name` goes in `Mcp-Name`.
-pub(crate) fn rpc(port: u16, method: &str, name: &str, mut params: Value, opt_in: bool) -> (u16, Value) {
-    params["_meta"] = meta(opt_in);
+pub(crate) fn rpc(port: u16, method: &str, name: &str, params: Value, opt_in: bool) -> (u16, Value) {
+    rpc_declaring(port, method, name, params, capabilities(opt_in))
+}
+
+/// As [`rpc`], with these client capabilities.
+pub(crate) fn rpc_declaring(
+    port: u16,
+    method: &str,
+    name: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> (u16, Value) {
+    params["_meta"] = meta_declaring(capabilities);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let headers = [
         ("Content-Type", "application/json"),
