@@ -299,18 +299,8 @@ impl MemoryTaskStore {
         if inner.per_owner.get(owner).copied().unwrap_or(0) >= self.limits.max_per_owner {
             return Err(TaskCreateError::OwnerFull { limit: self.limits.max_per_owner });
         }
-        let task_id = new_task_id().map_err(|e| TaskCreateError::Store(format!("no randomness for a task id: {e}")))?;
-        let stamp = iso8601_millis(now);
-        let task = Task {
-            task_id: task_id.clone(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at: stamp.clone(),
-            last_updated_at: stamp,
-            ttl_ms,
-            poll_interval_ms: poll,
-        };
-        let detailed = DetailedTask { task: task.clone(), result: None, error: None, input_requests: None };
+        let detailed = new_working_task(now, ttl_ms, poll)?;
+        let (task, task_id) = (detailed.task.clone(), detailed.task.task_id.clone());
         let expires_at = ttl_ms.map(|ttl| now.saturating_add(ttl));
         inner.tasks.insert(task_id, Entry { owner: owner.to_owned(), task: detailed, expires_at });
         *inner.per_owner.entry(owner.to_owned()).or_insert(0) += 1;
@@ -375,6 +365,30 @@ impl MemoryTaskStore {
         }
         counts
     }
+}
+
+/// A new `working` task created at `now` (milliseconds since the epoch) with a fresh id: what
+/// every store's [`TaskStore::create`] makes.
+///
+/// # Errors
+/// [`TaskCreateError::Store`] when the system has no randomness for the id.
+pub fn new_working_task(
+    now: u64,
+    ttl_ms: Option<u64>,
+    poll_interval_ms: Option<u64>,
+) -> Result<DetailedTask, TaskCreateError> {
+    let task_id = new_task_id().map_err(|e| TaskCreateError::Store(format!("no randomness for a task id: {e}")))?;
+    let stamp = iso8601_millis(now);
+    let task = Task {
+        task_id,
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at: stamp.clone(),
+        last_updated_at: stamp,
+        ttl_ms,
+        poll_interval_ms,
+    };
+    Ok(DetailedTask { task, result: None, error: None, input_requests: None })
 }
 
 /// Records a client's answers on `task` at `now` (milliseconds since the epoch): those for

@@ -381,6 +381,40 @@ async fn keep_keys(mut connection: ConnectionManager, server: Arc<McpServer>, ro
 mod tests {
     use super::*;
 
+    /// Kills the server when the test ends, passed or not (its directory goes after it).
+    pub(super) struct Killed {
+        child: std::process::Child,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// A `redis-server` child on a free loopback port (no persistence, in a temp directory) and
+    /// a connection to it; None, saying the test is skipped, when it is not installed.
+    pub(super) fn redis_server() -> Option<(Killed, ConnectionManager)> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        let Ok(redis) = started else {
+            eprintln!("SKIPPED: redis-server is not installed; .ci/run installs it");
+            return None;
+        };
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+        let connection =
+            ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new().set_max_delay(RETRY))
+                .unwrap();
+        Some((Killed { child: redis, _dir: dir }, connection))
+    }
+
     #[test]
     fn the_password_never_shows() {
         assert_eq!(redact("redis://:hunter2@127.0.0.1:6379/0"), "redis://:***@127.0.0.1:6379/0");
@@ -393,30 +427,7 @@ mod tests {
     /// and the one it replaces stays in the ring, so a rotation breaks no round in flight.
     #[actix_rt::test]
     async fn a_rotation_keeps_the_old_key_in_the_ring() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = tempfile::tempdir().unwrap();
-        let started = std::process::Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
-            .spawn();
-        let Ok(redis) = started else {
-            eprintln!("SKIPPED: redis-server is not installed; .ci/run installs it");
-            return;
-        };
-        /// Kills the server when the test ends, passed or not.
-        struct Killed(std::process::Child);
-        impl Drop for Killed {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-        let _redis = Killed(redis);
-        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
-        let mut connection =
-            ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new().set_max_delay(RETRY))
-                .unwrap();
+        let Some((_redis, mut connection)) = redis_server() else { return };
         let rotation = Duration::from_secs(3600);
         let mut first = None;
         for _ in 0..200 {

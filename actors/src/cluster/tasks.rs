@@ -30,8 +30,8 @@ use std::time::Duration;
 
 use mcpd::catalog::BoxFuture;
 use mcpd::tasks::{
-    accept_answers, apply_update, iso8601_millis, new_task_id, now_millis, Answered, DetailedTask, RemoteChanges,
-    StoreLimits, Task, TaskCounts, TaskCreateError, TaskLookupError, TaskStatus, TaskStore, TaskUpdate,
+    accept_answers, apply_update, new_working_task, now_millis, Answered, DetailedTask, RemoteChanges, StoreLimits,
+    Task, TaskCounts, TaskCreateError, TaskLookupError, TaskStatus, TaskStore, TaskUpdate,
 };
 use redis::aio::ConnectionManager;
 use serde_json::{json, Map, Value};
@@ -209,18 +209,8 @@ impl Store {
         poll: Option<u64>,
     ) -> Result<Task, TaskCreateError> {
         let now = now_millis();
-        let task_id = new_task_id().map_err(|e| TaskCreateError::Store(format!("no randomness for a task id: {e}")))?;
-        let stamp = iso8601_millis(now);
-        let task = Task {
-            task_id: task_id.clone(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at: stamp.clone(),
-            last_updated_at: stamp,
-            ttl_ms,
-            poll_interval_ms: poll,
-        };
-        let detailed = DetailedTask { task: task.clone(), result: None, error: None, input_requests: None };
+        let detailed = new_working_task(now, ttl_ms, poll)?;
+        let (task, task_id) = (detailed.task.clone(), detailed.task.task_id.clone());
         let rec = serde_json::to_string(&detailed).map_err(|e| TaskCreateError::Store(e.to_string()))?;
         let score = ttl_ms.map_or_else(|| "+inf".to_owned(), |ttl| now.saturating_add(ttl).to_string());
         let mut connection = self.connection.clone();
@@ -553,5 +543,102 @@ impl TaskStore for RedisTaskStore {
     fn remote_changes(&self) -> BoxFuture<RemoteChanges> {
         let store = self.0.clone();
         Box::pin(async move { store.poll().await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::tests::redis_server;
+
+    fn store(connection: &ConnectionManager, instance: &str) -> RedisTaskStore {
+        let limits = StoreLimits { max_tasks: 3, max_per_owner: 2 };
+        RedisTaskStore::new(connection.clone(), limits, instance.to_owned())
+    }
+
+    /// Against a real `redis-server` (skipped without one): caps across instances, owners kept
+    /// apart, a terminal state never changes (also when a completion and a cancel race), a
+    /// cancel and answers on another instance reach the running one, expiry, and the sweep of a
+    /// stopped instance.
+    #[actix_rt::test]
+    async fn instances_share_tasks_through_redis() {
+        let Some((_redis, mut connection)) = redis_server() else { return };
+        let mut up = false;
+        for _ in 0..200 {
+            if redis::cmd("PING").query_async::<String>(&mut connection).await.is_ok() {
+                up = true;
+                break;
+            }
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(up, "redis-server answered within 10 s");
+        let (a, b) = (store(&connection, "a"), store(&connection, "b"));
+
+        // Caps count every instance's tasks.
+        let first = a.create("x", Some(60_000), None).await.unwrap();
+        let second = b.create("x", Some(60_000), None).await.unwrap();
+        assert_eq!(a.create("x", None, None).await, Err(TaskCreateError::OwnerFull { limit: 2 }));
+        let third = a.create("y", Some(50), None).await.unwrap();
+        assert_eq!(b.create("z", None, None).await, Err(TaskCreateError::ServerFull { limit: 3 }));
+
+        // Owners apart; another instance reads the task.
+        assert_eq!(b.get("y", &first.task_id).await, Err(TaskLookupError::NotFound));
+        assert_eq!(b.get("x", "not-an-id").await, Err(TaskLookupError::NotFound));
+        assert_eq!(b.get("x", &first.task_id).await.unwrap().task.status, TaskStatus::Working);
+
+        // Cancelled on b: a is told to stop its work, and a late completion is dropped.
+        let cancelled = b.cancel("x", &first.task_id).await.unwrap().expect("cancelled");
+        assert_eq!(cancelled.task.status, TaskStatus::Cancelled);
+        let changes = a.remote_changes().await;
+        assert_eq!(changes.stopped, vec![first.task_id.clone()], "{changes:?}");
+        let late = a.update(&first.task_id, TaskUpdate::Completed { result: Map::new() }).await;
+        assert_eq!(late, Ok(None), "a terminal state never changes");
+        assert_eq!(b.cancel("x", &first.task_id).await, Ok(None));
+
+        // Answers accepted on a reach b, which runs the task.
+        let requests: Map<String, Value> =
+            serde_json::from_value(json!({"q": {"method": "elicitation/create"}})).unwrap();
+        let message = None;
+        b.update(&second.task_id, TaskUpdate::InputRequired { requests, message }).await.unwrap();
+        let answers: Map<String, Value> = serde_json::from_value(json!({"q": {"action": "accept"}, "z": 1})).unwrap();
+        let answered = a.answer("x", &second.task_id, answers).await.unwrap();
+        assert_eq!((answered.accepted.len(), answered.outstanding), (1, 0));
+        assert_eq!(answered.task.task.status, TaskStatus::Working);
+        let changes = b.remote_changes().await;
+        assert_eq!(changes.answers, vec![(second.task_id.clone(), answered.accepted)]);
+        assert!(changes.stopped.is_empty(), "{changes:?}");
+        assert!(b.remote_changes().await.answers.is_empty(), "relayed once");
+
+        // A completion and a cancel racing: exactly one wins, and the task shows that one.
+        let (completed, cancelled) = futures_util::future::join(
+            b.update(&second.task_id, TaskUpdate::Completed { result: Map::new() }),
+            a.cancel("x", &second.task_id),
+        )
+        .await;
+        let (completed, cancelled) = (completed.unwrap(), cancelled.unwrap());
+        assert!(completed.is_some() != cancelled.is_some(), "{completed:?} {cancelled:?}");
+        let winner = completed.or(cancelled).unwrap().task.status;
+        assert_eq!(a.get("x", &second.task_id).await.unwrap().task.status, winner);
+
+        // The 50 ms task expires: "expired", and its instance stops it.
+        actix_rt::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(b.get("y", &third.task_id).await, Err(TaskLookupError::Expired));
+        assert!(a.remote_changes().await.stopped.contains(&third.task_id));
+
+        // Instance c stops (its heartbeat gone): a's sweep fails its unfinished task.
+        let c = store(&connection, "c");
+        let orphan = c.create("w", None, None).await.unwrap();
+        c.heartbeat_and_sweep().await.unwrap();
+        redis::cmd("DEL").arg(heartbeat_key("c")).query_async::<()>(&mut connection).await.unwrap();
+        assert_eq!(a.heartbeat_and_sweep().await.unwrap(), 1);
+        let failed = b.get("w", &orphan.task_id).await.unwrap();
+        assert_eq!(failed.task.status, TaskStatus::Failed);
+        assert_eq!(failed.task.status_message.as_deref(), Some(INSTANCE_STOPPED));
+        assert_eq!(b.heartbeat_and_sweep().await.unwrap(), 0, "c is forgotten");
+
+        a.refresh_counts().await.unwrap();
+        let counts = a.counts().await;
+        assert_eq!((counts.created, counts.held()), (4, 3), "{counts:?}");
+        assert_eq!(counts.with_status(TaskStatus::Failed), 1, "{counts:?}");
     }
 }
