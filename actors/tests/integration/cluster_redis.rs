@@ -25,6 +25,15 @@ fn installed(tool: &str) -> bool {
     Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
 }
 
+/// Whether `redis-server` and `redis-cli` are installed; the test is skipped, saying so, when not.
+fn redis_installed() -> bool {
+    let there = installed("redis-server") && installed("redis-cli");
+    if !there {
+        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+    }
+    there
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -88,8 +97,7 @@ fn cluster_status(port: u16) -> Value {
 
 #[test]
 fn mcpd_starts_without_redis_connects_when_it_comes_and_reports_it_gone() {
-    if !installed("redis-server") || !installed("redis-cli") {
-        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+    if !redis_installed() {
         return;
     }
     let port = free_port();
@@ -191,8 +199,7 @@ fn redis_needs_a_port_and_a_redis_url() {
 /// a shell that writes its pid and its child's, then waits on a 120 s `sleep`); None (the test
 /// says it is skipped) without `redis-server`.
 fn two_instances() -> Option<(Redis, tempfile::TempDir, HttpChild, HttpChild)> {
-    if !installed("redis-server") || !installed("redis-cli") {
-        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+    if !redis_installed() {
         return None;
     }
     let port = free_port();
@@ -205,8 +212,17 @@ fn two_instances() -> Option<(Redis, tempfile::TempDir, HttpChild, HttpChild)> {
     Some((redis, dir, a, b))
 }
 
-fn read_pid(dir: &tempfile::TempDir, name: &str) -> Option<u32> {
-    std::fs::read_to_string(dir.path().join(name)).ok().and_then(|s| s.trim().parse().ok())
+/// Calls `hang` on `instance` (a task at once for a client that opted in) and waits for it to
+/// run: the task id, and the pids of the command's shell and of its child.
+fn hang(instance: &HttpChild, dir: &tempfile::TempDir) -> (String, u32, u32) {
+    let task_id = tasks::created_task(&tasks::call(instance.port, "hang", true));
+    let read_pid = |name: &str| -> Option<u32> {
+        std::fs::read_to_string(dir.path().join(name)).ok().and_then(|s| s.trim().parse().ok())
+    };
+    let (shell, child) = eventually_blocking("the command wrote its pids", tasks::WAIT, || {
+        read_pid("shell.pid").zip(read_pid("child.pid"))
+    });
+    (task_id, shell, child)
 }
 
 /// A task created on instance A is read and cancelled through instance B (straight to B's
@@ -215,10 +231,7 @@ fn read_pid(dir: &tempfile::TempDir, name: &str) -> Option<u32> {
 #[test]
 fn a_task_created_on_one_instance_is_cancelled_through_another() {
     let Some((_redis, dir, a, b)) = two_instances() else { return };
-    let task_id = tasks::created_task(&tasks::call(a.port, "hang", true));
-    let (shell, child) = eventually_blocking("the command wrote its pids", tasks::WAIT, || {
-        read_pid(&dir, "shell.pid").zip(read_pid(&dir, "child.pid"))
-    });
+    let (task_id, shell, child) = hang(&a, &dir);
     let through_b = tasks::get(b.port, &task_id);
     assert_eq!(through_b["result"]["status"], "working", "B reads A's task: {through_b}");
     assert_eq!(tasks::status_json(a.port)["tasks"]["running"], 1);
@@ -242,10 +255,7 @@ fn a_task_created_on_one_instance_is_cancelled_through_another() {
 #[test]
 fn a_task_whose_instance_died_is_marked_failed() {
     let Some((_redis, dir, a, b)) = two_instances() else { return };
-    let task_id = tasks::created_task(&tasks::call(a.port, "hang", true));
-    let (shell, child) = eventually_blocking("the command wrote its pids", tasks::WAIT, || {
-        read_pid(&dir, "shell.pid").zip(read_pid(&dir, "child.pid"))
-    });
+    let (task_id, shell, child) = hang(&a, &dir);
     drop(a); // SIGKILL: no goodbye
     let failed = eventually_blocking("B marks the task failed (heartbeat 10 s, sweep every 3 s)", NOTICE, || {
         let task = tasks::get(b.port, &task_id)["result"].clone();
@@ -269,8 +279,7 @@ fn a_task_whose_instance_died_is_marked_failed() {
 /// result.
 #[test]
 fn a_task_parked_on_one_instance_is_answered_through_another() {
-    if !installed("redis-server") || !installed("redis-cli") {
-        eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
+    if !redis_installed() {
         return;
     }
     let port = free_port();
