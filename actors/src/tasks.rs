@@ -32,7 +32,7 @@ use mcpd::server::{
 };
 use mcpd::tasks::{
     empty_ack, CreateTaskResult, DetailedTask, KeyMap, MemoryTaskStore, StoreLimits, TaskCounts, TaskIdParams,
-    TaskStatus, TaskStore, TaskSupport, TaskUpdate, UpdateTaskParams,
+    TaskLookupError, TaskStatus, TaskStore, TaskSupport, TaskUpdate, UpdateTaskParams,
 };
 use mcpd::ProtocolError;
 use serde_json::{json, Map, Value};
@@ -48,6 +48,10 @@ const INPUT_QUEUE: usize = 16;
 const EVENT_QUEUE: usize = 256;
 /// How often expired tasks are removed (and a running one aborted).
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
+/// How many times a running task's change is written to a store that fails (a shared one).
+const STORE_ATTEMPTS: u32 = 30;
+/// The pause between those attempts.
+const STORE_RETRY: Duration = Duration::from_secs(1);
 
 /// The input channel of each running task that may still ask for input, by task id.
 type Inputs = Arc<Mutex<HashMap<String, mpsc::Sender<Map<String, Value>>>>>;
@@ -151,12 +155,21 @@ impl Inner {
         let _ = self.events.send(Arc::new(task));
     }
 
-    /// Applies a change of a running task and tells the listeners.
+    /// Applies a change of a running task and tells the listeners. A shared store that fails
+    /// (Redis unreachable) is tried again for a while, so that an outcome is not lost to a
+    /// short outage (the memory store never fails so).
     async fn apply(&self, task_id: &str, update: TaskUpdate) {
-        match self.store.update(task_id, update).await {
-            Ok(Some(task)) => self.publish(task),
-            Ok(None) => {} // it had ended (cancelled): the late outcome is dropped
-            Err(e) => log::debug!("task {task_id}: {e}; its outcome is dropped"),
+        for attempt in 1..=STORE_ATTEMPTS {
+            match self.store.update(task_id, update.clone()).await {
+                Ok(Some(task)) => return self.publish(task),
+                Ok(None) => return, // it had ended (cancelled): the late outcome is dropped
+                Err(TaskLookupError::Store(e)) if attempt < STORE_ATTEMPTS => {
+                    log::debug!("task {task_id}: {e}; trying again in {STORE_RETRY:?}");
+                    actix_rt::time::sleep(STORE_RETRY).await;
+                }
+                Err(TaskLookupError::Store(e)) => return log::warn!("task {task_id}: {e}; its outcome is dropped"),
+                Err(e) => return log::debug!("task {task_id}: {e}; its outcome is dropped"),
+            }
         }
     }
 }
