@@ -14,9 +14,9 @@
 //!
 //! **The running future stays on its instance.** A `tasks/cancel` or `tasks/update` on another
 //! instance changes the record (answers are also queued in the list `mcpd:task:<id>:relay`); the
-//! running instance polls the records of the tasks it runs every [`crate::tasks`] sweep (500 ms,
-//! one script call, only while it runs tasks), aborts those that ended elsewhere or expired and
-//! hands relayed answers to their tasks. Polling rather than pub/sub: nothing is lost when the
+//! running instance polls the records of the tasks it runs on every sweep of its task runner
+//! (500 ms, one script call, only while it runs tasks), aborts those that ended elsewhere or
+//! expired and hands relayed answers to their tasks. Polling rather than pub/sub: nothing is lost when the
 //! connection drops and comes back, no second connection, and the cost is bounded by what runs.
 //!
 //! **Instance death.** Every instance refreshes `mcpd:instance:<id>` (expiring after
