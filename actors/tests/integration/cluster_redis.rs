@@ -1,12 +1,13 @@
 //! Cluster mode's Redis link (`mcpd serve --redis URL`, README "Running several instances"),
 //! against Debian's `redis-server` run as a child on a free loopback port, and `redis-cli` as
 //! the independent reader of what mcpd stored: mcpd starts while Redis is down and says so
-//! (`/metrics`, `/status`, one log line), connects by itself when Redis comes up, shares its
-//! `requestState` keys there, and reports Redis going away again. Skipped, saying so, when
-//! `redis-server` is not installed (`.ci/run` installs it). Tasks shared through Redis: one created
-//! on an instance is cancelled through another (which aborts its work where it runs), and one
-//! whose instance is killed is marked failed by the other's sweep. The suite's scenarios through
-//! nginx over several instances are scripts/cluster-test.sh's.
+//! (`/metrics`, `/status`, one log line; task requests fail saying so), connects by itself when
+//! Redis comes up, shares its `requestState` keys there, and reports Redis going away again.
+//! Skipped, saying so, when `redis-server` is not installed (`.ci/run` installs it). Tasks shared
+//! through Redis: one created on an instance is cancelled through another (which aborts its work
+//! where it runs), one parked for input there is answered through another, and one whose
+//! instance is killed is marked failed by the other's sweep. The suite's scenarios through nginx
+//! over several instances are scripts/cluster-test.sh's.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -116,6 +117,11 @@ fn mcpd_starts_without_redis_connects_when_it_comes_and_reports_it_gone() {
     assert_eq!(metric(mcpd.port, "mcpd_request_state_keys_shared"), Some(0));
     let logged = format!("cluster: Redis at {url} is unreachable");
     assert!(mcpd.stderr_lines().iter().any(|line| line.contains(&logged)), "{:?}", mcpd.stderr_lines());
+    // Task requests need Redis: a clear error, not a hang nor "not found".
+    let id = "0123456789abcdef0123456789abcdef";
+    let (status, body) = tasks::rpc(mcpd.port, "tasks/get", id, json!({"taskId": id}), true);
+    assert_eq!((status, body["error"]["code"].clone()), (200, json!(-32603)), "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("task store: Redis")), "{body}");
 
     // Redis comes up: mcpd connects by itself and shares its keys there.
     let redis = Redis::start(port);
