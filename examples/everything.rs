@@ -751,11 +751,19 @@ fn main() -> std::process::ExitCode {
         };
         let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
         let config = ListenerConfig { port, mode: TransportMode::StreamableHttp, ..ListenerConfig::default() };
-        let runtime = Mcpd::new(server.clone(), config.clone(), Vec::new());
-        if let Some(url) = redis {
-            if let Err(e) = Cluster::start(&runtime, server, ClusterConfig::new(url)).await {
+        let cluster = match redis.map(|url| Cluster::new(server.clone(), ClusterConfig::new(url))).transpose() {
+            Ok(cluster) => cluster,
+            Err(e) => {
                 eprintln!("everything: {e}");
                 return std::process::ExitCode::from(2);
+            }
+        };
+        let store = cluster.as_ref().map(Cluster::task_store);
+        let runtime = Mcpd::with_task_store(server.clone(), config.clone(), Vec::new(), store);
+        if let Some(cluster) = &cluster {
+            if let Err(e) = cluster.start(&runtime).await {
+                eprintln!("everything: {e}");
+                return std::process::ExitCode::FAILURE;
             }
         }
         let status = match runtime.start(config).await {

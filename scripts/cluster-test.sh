@@ -7,14 +7,18 @@
 #   1. shared: 3 instances with --redis: every required scenario passes (37/37), the
 #      multi-round-trip (input-required-result-*) ones included although their rounds land on
 #      different instances;
-#   2. one instance killed (by PID) behind the same nginx: 37/37 again;
-#   3. control: the same cluster without --redis fails at least one input-required-result-*
+#   2. shared: every tasks-* scenario passes (held to conformance.sh's tasks bar), although a
+#      task's creation, polls, input answers and cancel land on different instances (the task
+#      store is shared through Redis);
+#   3. and 4. one instance killed (by PID) behind the same nginx: 1 and 2 again;
+#   5. control: the same cluster without --redis fails at least one input-required-result-*
 #      scenario with "requestState failed its integrity check" (each instance seals with its own
-#      key) — so check 1 proves the shared key, not luck of the balancing.
-# The tasks-* scenarios are run but not held (tasks are not shared across instances yet), nor is
-# the 2025-11-25 revision (sessions are not shared yet).
+#      key) — so check 1 proves the shared key, not luck of the balancing;
+#   6. control: and at least one tasks-* scenario fails there (a task created on one instance is
+#      "not found" on another) — so check 2 proves the shared task store.
+# The 2025-11-25 revision is not run (sessions are not shared yet).
 #
-# Skipped (one line saying why, "cluster: 0 passed, 0 failed, 3 skipped") when redis-server or
+# Skipped (one line saying why, "cluster: 0 passed, 0 failed, 6 skipped") when redis-server or
 # nginx is not installed; .ci/run installs both.
 # Last line of stdout: "cluster: N passed, M failed, K skipped".
 # Environment: MCPD_CACHE as scripts/conformance.sh; MCPD_CLUSTER_OUT results root (default
@@ -23,7 +27,7 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${MCPD_CLUSTER_OUT:-$REPO/target/cluster}"
-CHECKS=3
+CHECKS=6
 export PATH="$PATH:/usr/sbin:/sbin" # Debian installs nginx in /usr/sbin, outside a user's PATH
 log() { echo "cluster-test.sh: $*" >&2; }
 
@@ -71,14 +75,21 @@ start_cluster() { # NAME ARGS...
     return 1
 }
 
-# Runs the suite's 2026-07-28 server scenarios against URL into NAME/; prints its result lines.
-suite() { # NAME
+# Runs the suite's 2026-07-28 server scenarios against URL into NAME/ (TASKS=0: the tasks-*
+# scenarios not held, as conformance.sh's MCPD_CONFORMANCE_TASKS); prints its result lines.
+suite() { # NAME [TASKS]
     MCPD_CONFORMANCE_URL="$URL" MCPD_CONFORMANCE_REVISIONS=2026-07-28 MCPD_CONFORMANCE_LEGS=server \
-        MCPD_CONFORMANCE_TASKS=0 MCPD_CONFORMANCE_OUT="$OUT/$1" \
+        MCPD_CONFORMANCE_TASKS="${2:-1}" MCPD_CONFORMANCE_OUT="$OUT/$1" \
         bash "$REPO/scripts/conformance.sh" >"$OUT/$1.out" 2>"$OUT/$1.log" || true
-    grep -E '^conformance 2026-07-28:|FAILED \(required\)' "$OUT/$1.out" || echo "(no result line; see $OUT/$1.out, $OUT/$1.log)"
+    grep -E '^conformance 2026-07-28( tasks extension)?:|FAILED \((required|tasks)\)' "$OUT/$1.out" ||
+        echo "(no result line; see $OUT/$1.out, $OUT/$1.log)"
 }
 all_required() { grep -qE '^conformance 2026-07-28: ([0-9]+)/\1 required scenarios passed' "$OUT/$1.out"; }
+# Every tasks-* scenario passed, tasks-status-notifications (all SKIPPED in the suite) without FAILURE.
+all_tasks() {
+    grep -qE '^conformance 2026-07-28 tasks extension: ([1-9][0-9]*)/\1 tasks-\* scenarios passed.*ran, no FAILURE' "$OUT/$1.out" &&
+        ! grep -q 'FAILED (tasks)' "$OUT/$1.out"
+}
 
 passed=0
 failed=0
@@ -92,34 +103,42 @@ verdict() { # OK DESCRIPTION
     fi
 }
 
-# 1 and 2: shared keys, then one instance killed.
+# 1 to 4: shared keys and tasks, then one instance killed.
 if start_cluster shared; then
     echo "--- 3 instances with --redis behind nginx (round-robin): $URL ---"
     suite shared
     ok=0; all_required shared || ok=1
     verdict "$ok" "every required 2026-07-28 scenario passed through 3 instances sharing requestState keys"
+    ok=0; all_tasks shared || ok=1
+    verdict "$ok" "every tasks-* scenario passed through 3 instances sharing the task store"
     victim="$(sed -n 's/^cluster: instance 2 pid \([0-9]*\) .*/\1/p' "$OUT/shared.cluster")"
     kill "$victim"
     echo "--- instance 2 (pid $victim) killed ---"
     suite killed
     ok=0; all_required killed || ok=1
     verdict "$ok" "every required 2026-07-28 scenario passed with one instance dead"
+    ok=0; all_tasks killed || ok=1
+    verdict "$ok" "every tasks-* scenario passed with one instance dead"
     stop_cluster
 else
     verdict 1 "the cluster with --redis started"
-    verdict 1 "(not run: no cluster)"
+    for _ in 2 3 4; do verdict 1 "(not run: no cluster)"; done
 fi
 
 # 3: the control, without --redis.
 if start_cluster control --no-redis; then
     echo "--- control: 3 instances without --redis: $URL ---"
-    suite control
+    suite control 0
     ok=1
     grep -qE 'FAILED \(required\) input-required-result-.*requestState failed its integrity check' "$OUT/control.out" && ok=0
     verdict "$ok" "without --redis a multi-round-trip scenario fails (requestState sealed by another instance)"
+    ok=1
+    grep -qE '^conformance 2026-07-28: .* failed: (.* )?tasks-' "$OUT/control.out" && ok=0
+    verdict "$ok" "without --redis a tasks-* scenario fails (the task lives on another instance)"
     stop_cluster
 else
     verdict 1 "the cluster without --redis started"
+    verdict 1 "(not run: no cluster)"
 fi
 
 echo "cluster: $passed passed, $failed failed, 0 skipped"

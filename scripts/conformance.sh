@@ -45,7 +45,7 @@
 #   MCPD_CONFORMANCE_REVISIONS  the revisions to run, space-separated (default: both)
 #   MCPD_CONFORMANCE_LEGS       "server" runs the server leg only (scripts/cluster-test.sh); default both
 #   MCPD_CONFORMANCE_TASKS      0: the tasks-* scenarios are run and listed as unscored, not held to
-#                               their bar nor counted (cluster mode does not share tasks yet); default 1
+#                               their bar nor counted (scripts/cluster-test.sh's control without Redis); default 1
 # npm, cargo and fixture output go to stderr / log files; results go to stdout.
 set -euo pipefail
 

@@ -57,13 +57,24 @@ impl Mcpd {
     /// [`Mcpd::sync_with_settings`]). `base` supplies the keys, limits and settings file used by
     /// `sync_with_settings`; `warnings` are shown in the status.
     pub fn new(server: Arc<McpServer>, base: ListenerConfig, warnings: Vec<String>) -> Self {
+        Mcpd::with_task_store(server, base, warnings, None)
+    }
+
+    /// As [`Mcpd::new`], with tasks kept in `store` rather than in memory (cluster mode's
+    /// Redis store, [`crate::cluster::Cluster::task_store`]).
+    pub fn with_task_store(
+        server: Arc<McpServer>,
+        base: ListenerConfig,
+        warnings: Vec<String>,
+        store: Option<Arc<dyn mcpd::tasks::TaskStore>>,
+    ) -> Self {
         let counts = Arc::new(ActorCounts::new());
         let sessions = Arc::new(SessionRegistry::new(base.sessions.max_sessions));
         let registry = sessions.clone();
         let metrics = Arc::new(Metrics::new(counts.clone(), Arc::new(move || registry.len())));
         broadcast_catalog_changes(&server, &sessions);
         let tasks = server.options().tasks.enabled.then(|| {
-            let tasks = Tasks::start(server.options().tasks, counts.clone());
+            let tasks = Tasks::start(server.options().tasks, counts.clone(), store);
             server.install_tasks(Arc::new(tasks.clone()));
             let reader = tasks.clone();
             metrics.set_task_counts(Arc::new(move || reader.counts_now()));

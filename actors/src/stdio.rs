@@ -171,7 +171,7 @@ where
     // Tasks over stdio (2026-07-28 messages that opt in): this serve's own runtime, unless the
     // server already has one (an embedder that also runs `Mcpd`). Stopped with the stream.
     let own_tasks = (server.options().tasks.enabled && !server.has_task_service()).then(|| {
-        let tasks = crate::tasks::Tasks::start(server.options().tasks, counts.clone());
+        let tasks = crate::tasks::Tasks::start(server.options().tasks, counts.clone(), None);
         server.install_tasks(Arc::new(tasks.clone()));
         tasks
     });

@@ -32,7 +32,7 @@ use mcpd::server::{
 };
 use mcpd::tasks::{
     empty_ack, CreateTaskResult, DetailedTask, KeyMap, MemoryTaskStore, StoreLimits, TaskCounts, TaskIdParams,
-    TaskStatus, TaskStore, TaskSupport, TaskUpdate, UpdateTaskParams,
+    TaskLookupError, TaskStatus, TaskStore, TaskSupport, TaskUpdate, UpdateTaskParams,
 };
 use mcpd::ProtocolError;
 use serde_json::{json, Map, Value};
@@ -48,6 +48,23 @@ const INPUT_QUEUE: usize = 16;
 const EVENT_QUEUE: usize = 256;
 /// How often expired tasks are removed (and a running one aborted).
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
+/// How many times a running task's change is written to a store that fails (a shared one).
+const STORE_ATTEMPTS: u32 = 30;
+/// The pause between those attempts.
+const STORE_RETRY: Duration = Duration::from_secs(1);
+
+/// The input channel of each running task that may still ask for input, by task id.
+type Inputs = Arc<Mutex<HashMap<String, mpsc::Sender<Map<String, Value>>>>>;
+
+fn lock_inputs(inputs: &Inputs) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Map<String, Value>>>> {
+    inputs.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Hands answers to a running task; false when its queue is full.
+fn deliver(inputs: &Inputs, task_id: &str, answers: Map<String, Value>) -> bool {
+    let sender = lock_inputs(inputs).get(task_id).cloned();
+    sender.is_none_or(|sender| sender.try_send(answers).is_ok())
+}
 
 /// The tasks of one mcpd: the store, the runner, and the status-change broadcast.
 #[derive(Clone)]
@@ -60,7 +77,7 @@ struct Inner {
     options: TaskOptions,
     runner: actix::Addr<TaskRunner>,
     /// The input channel of each running task that may still ask for input.
-    inputs: Mutex<HashMap<String, mpsc::Sender<Map<String, Value>>>>,
+    inputs: Inputs,
     events: broadcast::Sender<Arc<DetailedTask>>,
 }
 
@@ -71,13 +88,20 @@ impl std::fmt::Debug for Tasks {
 }
 
 impl Tasks {
-    /// The tasks of a server with these options, in memory; starts the runner actor.
-    pub(crate) fn start(options: TaskOptions, counts: Arc<ActorCounts>) -> Self {
-        let limits = StoreLimits { max_tasks: options.max_tasks, max_per_owner: options.max_per_client };
-        let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new(limits));
-        let runner = TaskRunner { store: store.clone(), running: HashMap::new(), counts }.start();
+    /// The tasks of a server with these options, in `store` (none: in memory, with the
+    /// options' caps); starts the runner actor.
+    pub(crate) fn start(options: TaskOptions, counts: Arc<ActorCounts>, store: Option<Arc<dyn TaskStore>>) -> Self {
+        let store = store.unwrap_or_else(|| {
+            Arc::new(MemoryTaskStore::new(StoreLimits {
+                max_tasks: options.max_tasks,
+                max_per_owner: options.max_per_client,
+            }))
+        });
+        let inputs = Inputs::default();
+        let runner =
+            TaskRunner { store: store.clone(), inputs: inputs.clone(), running: HashMap::new(), counts }.start();
         let (events, _) = broadcast::channel(EVENT_QUEUE);
-        Tasks { inner: Arc::new(Inner { store, options, runner, inputs: Mutex::new(HashMap::new()), events }) }
+        Tasks { inner: Arc::new(Inner { store, options, runner, inputs, events }) }
     }
 
     /// Stops the runner: every running task is aborted.
@@ -123,7 +147,7 @@ impl Tasks {
 
 impl Inner {
     fn inputs(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Map<String, Value>>>> {
-        self.inputs.lock().unwrap_or_else(PoisonError::into_inner)
+        lock_inputs(&self.inputs)
     }
 
     fn publish(&self, task: DetailedTask) {
@@ -131,12 +155,21 @@ impl Inner {
         let _ = self.events.send(Arc::new(task));
     }
 
-    /// Applies a change of a running task and tells the listeners.
+    /// Applies a change of a running task and tells the listeners. A shared store that fails
+    /// (Redis unreachable) is tried again for a while, so that an outcome is not lost to a
+    /// short outage (the memory store never fails so).
     async fn apply(&self, task_id: &str, update: TaskUpdate) {
-        match self.store.update(task_id, update).await {
-            Ok(Some(task)) => self.publish(task),
-            Ok(None) => {} // it had ended (cancelled): the late outcome is dropped
-            Err(e) => log::debug!("task {task_id}: {e}; its outcome is dropped"),
+        for attempt in 1..=STORE_ATTEMPTS {
+            match self.store.update(task_id, update.clone()).await {
+                Ok(Some(task)) => return self.publish(task),
+                Ok(None) => return, // it had ended (cancelled): the late outcome is dropped
+                Err(TaskLookupError::Store(e)) if attempt < STORE_ATTEMPTS => {
+                    log::debug!("task {task_id}: {e}; trying again in {STORE_RETRY:?}");
+                    actix_rt::time::sleep(STORE_RETRY).await;
+                }
+                Err(TaskLookupError::Store(e)) => return log::warn!("task {task_id}: {e}; its outcome is dropped"),
+                Err(e) => return log::debug!("task {task_id}: {e}; its outcome is dropped"),
+            }
         }
     }
 }
@@ -212,11 +245,8 @@ impl TaskService for Tasks {
                     let UpdateTaskParams { task_id, input_responses } = UpdateTaskParams::parse(params.as_ref())?;
                     let answered = inner.store.answer(&owner, &task_id, input_responses).await?;
                     if !answered.accepted.is_empty() {
-                        let sender = inner.inputs().get(&task_id).cloned();
-                        if let Some(sender) = sender {
-                            if sender.try_send(answered.accepted).is_err() {
-                                log::warn!("task {task_id}: its input queue is full; answers dropped");
-                            }
+                        if !deliver(&inner.inputs, &task_id, answered.accepted) {
+                            log::warn!("task {task_id}: its input queue is full; answers dropped");
                         }
                         inner.publish(answered.task);
                     }
@@ -293,9 +323,11 @@ async fn drive(
 }
 
 /// The actor that owns every running task: it spawns their drivers, aborts them on cancel and
-/// expiry, and aborts all of them when it stops.
+/// expiry (also when another instance sharing the store cancelled them, and hands them answers
+/// accepted there), and aborts all of them when it stops.
 pub(crate) struct TaskRunner {
     store: Arc<dyn TaskStore>,
+    inputs: Inputs,
     running: HashMap<String, SpawnHandle>,
     counts: Arc<ActorCounts>,
 }
@@ -312,6 +344,20 @@ impl Actor for TaskRunner {
                     if let Some(handle) = act.running.remove(&task_id) {
                         log::debug!("task {task_id} expired while running: aborted");
                         ctx.cancel_future(handle);
+                    }
+                }
+            }));
+            let remote = act.store.remote_changes();
+            ctx.spawn(remote.into_actor(act).map(|changes, act, ctx| {
+                for task_id in changes.stopped {
+                    if let Some(handle) = act.running.remove(&task_id) {
+                        log::debug!("task {task_id} ended elsewhere or expired while running: aborted");
+                        ctx.cancel_future(handle);
+                    }
+                }
+                for (task_id, answers) in changes.answers {
+                    if !deliver(&act.inputs, &task_id, answers) {
+                        log::warn!("task {task_id}: its input queue is full; relayed answers dropped");
                     }
                 }
             }));

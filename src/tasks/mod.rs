@@ -21,7 +21,8 @@ mod store;
 mod time;
 
 pub use store::{
-    Answered, MemoryTaskStore, StoreLimits, TaskCounts, TaskCreateError, TaskLookupError, TaskStore, TaskUpdate,
+    accept_answers, apply_update, new_working_task, Answered, MemoryTaskStore, RemoteChanges, StoreLimits, TaskCounts,
+    TaskCreateError, TaskLookupError, TaskStore, TaskUpdate,
 };
 pub use time::{iso8601_millis, now_millis};
 

@@ -156,6 +156,22 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// The counts.
     fn counts(&self) -> BoxFuture<TaskCounts>;
+
+    /// What other processes sharing the store did to the tasks this process runs, since the
+    /// last call: the runtime calls it periodically, stops the work of `stopped` and hands
+    /// `answers` to their tasks. A process-local store has nothing to tell (the default).
+    fn remote_changes(&self) -> BoxFuture<RemoteChanges> {
+        ready(RemoteChanges::default())
+    }
+}
+
+/// What other processes sharing a store did to this process's running tasks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteChanges {
+    /// Tasks that ended elsewhere (cancelled, failed) or are gone (expired): their work stops.
+    pub stopped: Vec<String>,
+    /// Answers another process accepted (`tasks/update`), by task id, by wire key.
+    pub answers: Vec<(String, Map<String, Value>)>,
 }
 
 /// The caps of a store.
@@ -283,18 +299,8 @@ impl MemoryTaskStore {
         if inner.per_owner.get(owner).copied().unwrap_or(0) >= self.limits.max_per_owner {
             return Err(TaskCreateError::OwnerFull { limit: self.limits.max_per_owner });
         }
-        let task_id = new_task_id().map_err(|e| TaskCreateError::Store(format!("no randomness for a task id: {e}")))?;
-        let stamp = iso8601_millis(now);
-        let task = Task {
-            task_id: task_id.clone(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at: stamp.clone(),
-            last_updated_at: stamp,
-            ttl_ms,
-            poll_interval_ms: poll,
-        };
-        let detailed = DetailedTask { task: task.clone(), result: None, error: None, input_requests: None };
+        let detailed = new_working_task(now, ttl_ms, poll)?;
+        let (task, task_id) = (detailed.task.clone(), detailed.task.task_id.clone());
         let expires_at = ttl_ms.map(|ttl| now.saturating_add(ttl));
         inner.tasks.insert(task_id, Entry { owner: owner.to_owned(), task: detailed, expires_at });
         *inner.per_owner.entry(owner.to_owned()).or_insert(0) += 1;
@@ -309,7 +315,7 @@ impl MemoryTaskStore {
         if entry.task.task.status.is_terminal() {
             return Ok(None);
         }
-        apply(&mut entry.task, update, now);
+        apply_update(&mut entry.task, update, now);
         Ok(Some(entry.task.clone()))
     }
 
@@ -322,26 +328,7 @@ impl MemoryTaskStore {
         let now = (self.clock)();
         let mut inner = self.lock();
         let entry = inner.live(Some(owner), task_id, now)?;
-        let task = &mut entry.task;
-        let mut accepted = Map::new();
-        if task.task.status == TaskStatus::InputRequired {
-            if let Some(outstanding) = task.input_requests.as_mut() {
-                for (key, answer) in responses {
-                    if outstanding.remove(&key).is_some() {
-                        accepted.insert(key, answer);
-                    }
-                }
-            }
-        }
-        let outstanding = task.input_requests.as_ref().map_or(0, Map::len);
-        if !accepted.is_empty() {
-            if outstanding == 0 {
-                apply(task, TaskUpdate::Working { message: None }, now);
-            } else {
-                task.task.last_updated_at = iso8601_millis(now);
-            }
-        }
-        Ok(Answered { accepted, outstanding, task: task.clone() })
+        Ok(accept_answers(&mut entry.task, responses, now))
     }
 
     fn cancel_now(&self, owner: &str, task_id: &str) -> Result<Option<DetailedTask>, TaskLookupError> {
@@ -351,7 +338,7 @@ impl MemoryTaskStore {
         if entry.task.task.status.is_terminal() {
             return Ok(None);
         }
-        apply(&mut entry.task, TaskUpdate::Cancelled { message: Some("Cancelled by the client".into()) }, now);
+        apply_update(&mut entry.task, TaskUpdate::Cancelled { message: Some("Cancelled by the client".into()) }, now);
         Ok(Some(entry.task.clone()))
     }
 
@@ -380,8 +367,57 @@ impl MemoryTaskStore {
     }
 }
 
-/// Applies `update` to a task that has not ended.
-fn apply(task: &mut DetailedTask, update: TaskUpdate, now: u64) {
+/// A new `working` task created at `now` (milliseconds since the epoch) with a fresh id: what
+/// every store's [`TaskStore::create`] makes.
+///
+/// # Errors
+/// [`TaskCreateError::Store`] when the system has no randomness for the id.
+pub fn new_working_task(
+    now: u64,
+    ttl_ms: Option<u64>,
+    poll_interval_ms: Option<u64>,
+) -> Result<DetailedTask, TaskCreateError> {
+    let task_id = new_task_id().map_err(|e| TaskCreateError::Store(format!("no randomness for a task id: {e}")))?;
+    let stamp = iso8601_millis(now);
+    let task = Task {
+        task_id,
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at: stamp.clone(),
+        last_updated_at: stamp,
+        ttl_ms,
+        poll_interval_ms,
+    };
+    Ok(DetailedTask { task, result: None, error: None, input_requests: None })
+}
+
+/// Records a client's answers on `task` at `now` (milliseconds since the epoch): those for
+/// outstanding requests are accepted and their requests removed; when none remain the task is
+/// `working` again. What every store's [`TaskStore::answer`] does.
+pub fn accept_answers(task: &mut DetailedTask, responses: Map<String, Value>, now: u64) -> Answered {
+    let mut accepted = Map::new();
+    if task.task.status == TaskStatus::InputRequired {
+        if let Some(outstanding) = task.input_requests.as_mut() {
+            for (key, answer) in responses {
+                if outstanding.remove(&key).is_some() {
+                    accepted.insert(key, answer);
+                }
+            }
+        }
+    }
+    let outstanding = task.input_requests.as_ref().map_or(0, Map::len);
+    if !accepted.is_empty() {
+        if outstanding == 0 {
+            apply_update(task, TaskUpdate::Working { message: None }, now);
+        } else {
+            task.task.last_updated_at = iso8601_millis(now);
+        }
+    }
+    Answered { accepted, outstanding, task: task.clone() }
+}
+
+/// Applies `update` to a task that has not ended, at `now` (milliseconds since the epoch).
+pub fn apply_update(task: &mut DetailedTask, update: TaskUpdate, now: u64) {
     task.task.last_updated_at = iso8601_millis(now);
     task.result = None;
     task.error = None;

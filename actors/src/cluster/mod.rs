@@ -1,6 +1,7 @@
 //! Cluster mode (`--redis URL`): several mcpd instances behind a load balancer share what the
-//! stateless 2026-07-28 wire needs through Redis — for now the `requestState` sealing keys, so
-//! that a multi-round-trip request's next round may land on any instance.
+//! stateless 2026-07-28 wire needs through Redis — the `requestState` sealing keys, so that a
+//! multi-round-trip request's next round may land on any instance, and the tasks
+//! ([`RedisTaskStore`], with each instance's heartbeat).
 //!
 //! Without `--redis` nothing here runs. With it, one background task per process:
 //!
@@ -42,8 +43,14 @@ use prometheus_client::metrics::MetricType;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::json;
 
+use mcpd::tasks::{StoreLimits, TaskStore};
+
 use crate::metrics::MoreMetrics;
 use crate::runtime::{Mcpd, RuntimeError};
+
+mod tasks;
+
+pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
 /// How often a connected instance reads the key ring again.
 pub const REFRESH: Duration = Duration::from_secs(5);
@@ -97,6 +104,8 @@ impl ClusterConfig {
 struct Health {
     /// The URL without its password.
     url: String,
+    /// This instance's id.
+    instance: String,
     up: AtomicBool,
     errors: AtomicU64,
     /// Whether the instance seals with the shared keys (false until Redis first answered).
@@ -132,6 +141,7 @@ impl Health {
         json!({
             "cluster": {
                 "redis": self.url,
+                "instance": self.instance,
                 "up": self.up.load(Relaxed),
                 "errors": self.errors.load(Relaxed),
                 "requestStateKeys": if self.shared_keys.load(Relaxed) { "shared" } else { "local" },
@@ -164,10 +174,16 @@ impl MoreMetrics for Arc<Health> {
     }
 }
 
-/// Cluster mode, running: dropping it does not stop it (it ends with the actix system).
+/// Cluster mode: made by [`Cluster::new`] before the runtime (whose tasks live in
+/// [`Cluster::task_store`]), running from [`Cluster::start`]; dropping it does not stop it (it
+/// ends with the actix system).
 #[derive(Debug, Clone)]
 pub struct Cluster {
     health: Arc<Health>,
+    connection: ConnectionManager,
+    server: Arc<McpServer>,
+    rotation: Duration,
+    tasks: RedisTaskStore,
 }
 
 /// The URL with its password replaced by `***`.
@@ -183,13 +199,12 @@ fn redact(url: &str) -> String {
 }
 
 impl Cluster {
-    /// Starts cluster mode for `server` (served by `runtime`): adds the `cluster` status field
-    /// and the `mcpd_redis_*` metrics, and spawns the key task on the current actix system.
-    /// Returns at once, whether or not Redis answers.
+    /// Cluster mode for `server`, not started: the (lazy) Redis connection, this instance's id
+    /// and its task store. Connects to nothing yet.
     ///
     /// # Errors
-    /// A bad URL or rotation; the runtime's error when it is closed.
-    pub async fn start(runtime: &Mcpd, server: Arc<McpServer>, config: ClusterConfig) -> Result<Self, ClusterError> {
+    /// A bad URL or rotation.
+    pub fn new(server: Arc<McpServer>, config: ClusterConfig) -> Result<Self, ClusterError> {
         let url = redact(&config.url);
         if config.rotation < Duration::from_secs(60) {
             return Err(ClusterError::Rotation);
@@ -202,25 +217,78 @@ impl Cluster {
             .set_number_of_retries(1)
             .set_max_delay(RETRY);
         let connection = ConnectionManager::new_lazy_with_config(client, manager_config).map_err(bad_url)?;
+        let mut id = [0u8; 8];
+        getrandom::fill(&mut id).map_err(|e| ClusterError::BadUrl { url: url.clone(), reason: e.to_string() })?;
+        let instance: String = id.iter().map(|b| format!("{b:02x}")).collect();
         let health = Arc::new(Health {
-            url: url.clone(),
+            url,
+            instance: instance.clone(),
             up: AtomicBool::new(false),
             errors: AtomicU64::new(0),
             shared_keys: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             last_error: Mutex::new(None),
         });
+        let options = server.options().tasks;
+        let limits = StoreLimits { max_tasks: options.max_tasks, max_per_owner: options.max_per_client };
+        let tasks = RedisTaskStore::new(connection.clone(), limits, instance);
+        Ok(Cluster { health, connection, server, rotation: config.rotation, tasks })
+    }
+
+    /// The shared task store, for [`Mcpd::with_task_store`].
+    pub fn task_store(&self) -> Arc<dyn TaskStore> {
+        Arc::new(self.tasks.clone())
+    }
+
+    /// Starts cluster mode on `runtime` (serving the server given to [`Cluster::new`]): adds
+    /// the `cluster` status field and the `mcpd_redis_*` metrics, and spawns the key task and the
+    /// heartbeat (with the sweep of stopped instances) on the current actix system. Returns at
+    /// once, whether or not Redis answers.
+    ///
+    /// # Errors
+    /// The runtime's error when it is closed.
+    pub async fn start(&self, runtime: &Mcpd) -> Result<(), ClusterError> {
+        let health = self.health.clone();
         runtime.metrics().add_collector(Box::new(health.clone()));
         let status = health.clone();
         runtime.set_status_extras(Arc::new(move || status.status())).await.map_err(ClusterError::Runtime)?;
-        log::info!("cluster: sharing requestState keys through Redis at {url} (rotated every {:?})", config.rotation);
-        actix_rt::spawn(keep_keys(connection, server, config.rotation, health.clone()));
-        Ok(Cluster { health })
+        log::info!(
+            "cluster: instance {} sharing requestState keys and tasks through Redis at {} (keys rotated every {:?})",
+            health.instance,
+            health.url,
+            self.rotation
+        );
+        actix_rt::spawn(keep_keys(self.connection.clone(), self.server.clone(), self.rotation, health.clone()));
+        actix_rt::spawn(keep_alive(self.tasks.clone(), health));
+        Ok(())
+    }
+
+    /// This instance's id (its tasks' `instance`, its heartbeat key `mcpd:instance:<id>`).
+    pub fn instance(&self) -> &str {
+        &self.health.instance
     }
 
     /// Whether the last Redis command succeeded.
     pub fn is_up(&self) -> bool {
         self.health.up.load(Relaxed)
+    }
+}
+
+/// The heartbeat task: refreshes this instance's heartbeat, fails the tasks of stopped instances
+/// and reads the task counts, every [`HEARTBEAT`], forever.
+async fn keep_alive(tasks: RedisTaskStore, health: Arc<Health>) {
+    loop {
+        let beat = async {
+            let failed = tasks.heartbeat_and_sweep().await?;
+            if failed > 0 {
+                log::info!("cluster: {failed} task(s) of stopped instances marked failed");
+            }
+            tasks.refresh_counts().await
+        };
+        if let Err(error) = beat.await {
+            health.failed(&error);
+        }
+        actix_rt::time::sleep(HEARTBEAT).await;
     }
 }
 
@@ -313,6 +381,40 @@ async fn keep_keys(mut connection: ConnectionManager, server: Arc<McpServer>, ro
 mod tests {
     use super::*;
 
+    /// Kills the server when the test ends, passed or not (its directory goes after it).
+    pub(super) struct Killed {
+        child: std::process::Child,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// A `redis-server` child on a free loopback port (no persistence, in a temp directory) and
+    /// a connection to it; None, saying the test is skipped, when it is not installed.
+    pub(super) fn redis_server() -> Option<(Killed, ConnectionManager)> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        let Ok(redis) = started else {
+            eprintln!("SKIPPED: redis-server is not installed; .ci/run installs it");
+            return None;
+        };
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+        let connection =
+            ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new().set_max_delay(RETRY))
+                .unwrap();
+        Some((Killed { child: redis, _dir: dir }, connection))
+    }
+
     #[test]
     fn the_password_never_shows() {
         assert_eq!(redact("redis://:hunter2@127.0.0.1:6379/0"), "redis://:***@127.0.0.1:6379/0");
@@ -325,30 +427,7 @@ mod tests {
     /// and the one it replaces stays in the ring, so a rotation breaks no round in flight.
     #[actix_rt::test]
     async fn a_rotation_keeps_the_old_key_in_the_ring() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let dir = tempfile::tempdir().unwrap();
-        let started = std::process::Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
-            .spawn();
-        let Ok(redis) = started else {
-            eprintln!("SKIPPED: redis-server is not installed; .ci/run installs it");
-            return;
-        };
-        /// Kills the server when the test ends, passed or not.
-        struct Killed(std::process::Child);
-        impl Drop for Killed {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-        let _redis = Killed(redis);
-        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
-        let mut connection =
-            ConnectionManager::new_lazy_with_config(client, ConnectionManagerConfig::new().set_max_delay(RETRY))
-                .unwrap();
+        let Some((_redis, mut connection)) = redis_server() else { return };
         let rotation = Duration::from_secs(3600);
         let mut first = None;
         for _ in 0..200 {

@@ -17,10 +17,10 @@ use serde_json::{json, Value};
 use crate::support::eventually::eventually_blocking;
 use crate::support::process::{http, mcpd_command, HttpChild};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-fn project(tools: Value) -> (tempfile::TempDir, String, String) {
+pub(crate) fn project(tools: Value) -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("tools.json");
     std::fs::write(&file, json!({ "tools": tools }).to_string()).expect("tools file");
@@ -29,25 +29,48 @@ fn project(tools: Value) -> (tempfile::TempDir, String, String) {
     (dir, root, file)
 }
 
-fn command_tool(name: &str, script: &str, support: &str) -> Value {
+pub(crate) fn command_tool(name: &str, script: &str, support: &str) -> Value {
     json!({"name": name, "description": format!("runs {script}"), "inputSchema": {"type": "object", "properties": {}},
            "argv": ["sh", "-c", script], "timeoutSeconds": 120, "taskSupport": support})
 }
 
-fn serve(root: &str, file: &str, extra: &[&str]) -> HttpChild {
+pub(crate) fn serve(root: &str, file: &str, extra: &[&str]) -> HttpChild {
     let mut cmd = mcpd_command();
     cmd.args(["serve", "-d", root, "--tools", file, "--no-file-tools", "--no-file-resources"]).args(extra);
     HttpChild::spawn_command(cmd)
 }
 
-fn meta(opt_in: bool) -> Value {
-    let capabilities = if opt_in { json!({"extensions": {TASKS: {}}}) } else { json!({}) };
+fn meta_declaring(capabilities: Value) -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": capabilities})
 }
 
+/// The client capabilities: the tasks extension when `opt_in`, else none.
+fn capabilities(opt_in: bool) -> Value {
+    if opt_in {
+        json!({"extensions": {TASKS: {}}})
+    } else {
+        json!({})
+    }
+}
+
+fn meta(opt_in: bool) -> Value {
+    meta_declaring(capabilities(opt_in))
+}
+
 /// One 2026-07-28 request: its HTTP status and JSON body. `name` goes in `Mcp-Name`.
-fn rpc(port: u16, method: &str, name: &str, mut params: Value, opt_in: bool) -> (u16, Value) {
-    params["_meta"] = meta(opt_in);
+pub(crate) fn rpc(port: u16, method: &str, name: &str, params: Value, opt_in: bool) -> (u16, Value) {
+    rpc_declaring(port, method, name, params, capabilities(opt_in))
+}
+
+/// As [`rpc`], with these client capabilities.
+pub(crate) fn rpc_declaring(
+    port: u16,
+    method: &str,
+    name: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> (u16, Value) {
+    params["_meta"] = meta_declaring(capabilities);
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
     let headers = [
         ("Content-Type", "application/json"),
@@ -60,23 +83,23 @@ fn rpc(port: u16, method: &str, name: &str, mut params: Value, opt_in: bool) -> 
     (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")))
 }
 
-fn call(port: u16, tool: &str, opt_in: bool) -> Value {
+pub(crate) fn call(port: u16, tool: &str, opt_in: bool) -> Value {
     let (status, body) = rpc(port, "tools/call", tool, json!({"name": tool, "arguments": {}}), opt_in);
     assert_eq!(status, 200, "{body}");
     body["result"].clone()
 }
 
-fn get(port: u16, task_id: &str) -> Value {
+pub(crate) fn get(port: u16, task_id: &str) -> Value {
     let (_, body) = rpc(port, "tasks/get", task_id, json!({"taskId": task_id}), true);
     body
 }
 
-fn created_task(result: &Value) -> String {
+pub(crate) fn created_task(result: &Value) -> String {
     assert_eq!(result["resultType"], "task", "{result}");
     result["taskId"].as_str().unwrap_or_else(|| panic!("no taskId: {result}")).to_owned()
 }
 
-fn wait_terminal(port: u16, task_id: &str) -> Value {
+pub(crate) fn wait_terminal(port: u16, task_id: &str) -> Value {
     eventually_blocking("the task ends", WAIT, || {
         let task = get(port, task_id)["result"].clone();
         let status = task["status"].as_str().unwrap_or_default();
@@ -88,13 +111,13 @@ fn wait_terminal(port: u16, task_id: &str) -> Value {
     })
 }
 
-fn status_json(port: u16) -> Value {
+pub(crate) fn status_json(port: u16) -> Value {
     let (_, _, body) = http(port, "GET", "/status", &[], "");
     serde_json::from_str(&body).expect("status JSON")
 }
 
 /// Whether a process is gone (no /proc entry, or a zombie waiting to be reaped).
-fn is_dead(pid: u32) -> bool {
+pub(crate) fn is_dead(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => matches!(stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next()), Some('Z' | 'X')),

@@ -46,9 +46,9 @@ pub(crate) struct ServeArgs {
     /// Address to bind (default 127.0.0.1, or `host` from the properties file).
     #[arg(long)]
     pub(crate) host: Option<String>,
-    /// Cluster mode (`redis`): share the MRTR requestState keys with the other instances
-    /// through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), so that any instance behind a
-    /// load balancer serves any stateless request. Needs --port.
+    /// Cluster mode (`redis`): share the MRTR requestState keys and the tasks with the other
+    /// instances through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), so that any instance
+    /// behind a load balancer serves any stateless request. Needs --port.
     #[arg(long, value_name = "URL")]
     pub(crate) redis: Option<String>,
     /// Server name reported to clients.

@@ -65,7 +65,19 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
 }
 
 async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
-    let runtime = Mcpd::new(settings.server.clone(), settings.listener.clone(), settings.warnings.clone());
+    let cluster = match &settings.redis {
+        Some(url) => Some(
+            Cluster::new(settings.server.clone(), ClusterConfig::new(url.as_str()))
+                .map_err(|e| Fatal::usage(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let runtime = Mcpd::with_task_store(
+        settings.server.clone(),
+        settings.listener.clone(),
+        settings.warnings.clone(),
+        cluster.as_ref().map(Cluster::task_store),
+    );
     let gateway = gateway(&settings, runtime.counts());
     let (resource_counts, file_watch) = settings.resources.clone();
     let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone())
@@ -74,10 +86,8 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }
-    if let Some(url) = &settings.redis {
-        Cluster::start(&runtime, settings.server.clone(), ClusterConfig::new(url.as_str()))
-            .await
-            .map_err(|e| Fatal::usage(e.to_string()))?;
+    if let Some(cluster) = &cluster {
+        cluster.start(&runtime).await.map_err(|e| Fatal::runtime(e.to_string()))?;
     }
     let _reloads = watch_files(&settings, gateway.as_ref());
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;
