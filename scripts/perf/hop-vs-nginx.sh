@@ -23,7 +23,10 @@ http {
   upstream remote { server 127.0.0.1:$remote; keepalive 32; }
   server {
     listen 127.0.0.1:$proxy;
-    location / { proxy_pass http://remote; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+    location / {
+      proxy_pass http://remote; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_buffering off;
+    }
   }
 }
 CONF
@@ -36,7 +39,10 @@ sleep 0.5
   > "$work/gateway.log" 2>&1 & pids+=($!)
 nginx -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 & pids+=($!)
 sleep 2
-rps() { wrk -t1 -c16 -d"${2}s" -s "$3" "$1" | awk '/Requests\/sec/{print $2}'; }
+rps() { # URL SECONDS SCRIPT: answered requests per second (2xx only; any other is reported)
+  wrk -t1 -c16 -d"${2}s" -s "$3" "$1" | awk '/requests in/{n=$1; t=$4+0} /Non-2xx/{bad=$NF}
+    END{ if (bad) print "non-2xx: " bad > "/dev/stderr"; print (n - bad) / t }'
+}
 direct="http://127.0.0.1:$remote/mcp"; via_nginx="http://127.0.0.1:$proxy/mcp"; via_gateway="http://127.0.0.1:$gateway/mcp"
 for url in "$direct" "$via_nginx"; do rps "$url" 1 "$here/stateless.lua" > /dev/null; done
 rps "$via_gateway" 1 "$work/gateway.lua" > /dev/null

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Cluster mode's cost on the stateless wire (issue 15): CPU per request of one `mcpd serve` in
+# memory mode, of three `mcpd serve` (no Redis) behind nginx round-robin, and of three
+# `mcpd serve --redis` behind nginx — same machine, same run, loaded by wrk with stateless
+# `tools/call echo`. Prints the mcpd processes' CPU per request in each mode, the ratios to the
+# single instance, and nginx's and Redis's share (/proc utime+stime; nginx's worker included).
+#
+# usage: scripts/perf/cluster-cpu.sh BASE_PORT [SECONDS] [ROUNDS]   (uses BASE_PORT..BASE_PORT+9)
+# Build first: cargo build --release -p mcpd-actors --bin mcpd (or set MCPD_BIN). Needs wrk,
+# redis-server, nginx.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+bin="${MCPD_BIN:-$here/../../target/release/mcpd}"
+base=$1; secs=${2:-5}; rounds=${3:-3}
+single=$base; redis=$((base + 1)); proxy=$((base + 2))
+work=$(mktemp -d)
+pids=()
+cleanup() { kill "${pids[@]}" 2> /dev/null; sleep 0.5; rm -rf "${work:?}"/*; rmdir "$work"; }
+trap cleanup EXIT
+redis-server --port "$redis" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" > "$work/redis.log" 2>&1 &
+redis_pid=$!; pids+=("$redis_pid")
+serve() { # PORT ARGS...: one mcpd, its pid in $pid
+  local port=$1; shift
+  "$bin" serve -p "$port" --workers 1 --no-file-tools --no-file-resources "$@" > "$work/mcpd-$port.log" 2>&1 &
+  pid=$!; pids+=("$pid")
+}
+serve "$single"; single_pid=$pid
+plain=(); clustered=(); plain_up=""; clustered_up=""
+for i in 3 4 5; do
+  serve $((base + i)); plain+=("$pid"); plain_up="$plain_up server 127.0.0.1:$((base + i));"
+  serve $((base + i + 3)) --redis "redis://127.0.0.1:$redis/"; clustered+=("$pid")
+  clustered_up="$clustered_up server 127.0.0.1:$((base + i + 3));"
+done
+plain_proxy=$((base + 9))
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1; daemon off; pid $work/nginx.pid; error_log $work/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  upstream plain { $plain_up keepalive 32; }
+  upstream clustered { $clustered_up keepalive 32; }
+  server {
+    listen 127.0.0.1:$plain_proxy;
+    location / {
+      proxy_pass http://plain; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_buffering off;
+    }
+  }
+  server {
+    listen 127.0.0.1:$proxy;
+    location / {
+      proxy_pass http://clustered; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_buffering off;
+    }
+  }
+}
+CONF
+nginx -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 & nginx_pid=$!; pids+=("$nginx_pid")
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$proxy/status" > /dev/null && curl -sf "http://127.0.0.1:$plain_proxy/status" > /dev/null \
+    && curl -sf "http://127.0.0.1:$single/status" > /dev/null && break
+  sleep 0.1
+done
+for p in "${pids[@]}"; do
+  kill -0 "$p" 2> /dev/null || { echo "a process did not start:" >&2; tail -n 3 "$work"/*.log >&2; exit 1; }
+done
+ticks() { local sum=0 p; for p in "$@"; do sum=$((sum + $(awk '{print $14+$15}' "/proc/$p/stat"))); done; echo "$sum"; }
+nginx_all() { echo "$nginx_pid" $(ps -o pid= --ppid "$nginx_pid"); }
+load() { # URL SECONDS: the number of requests answered 2xx (non-2xx ones are reported)
+  wrk -t1 -c16 -d"${2}s" -s "$here/stateless.lua" "$1" | awk '/requests in/{n=$1} /Non-2xx/{bad=$NF}
+    END{ if (bad) print "non-2xx: " bad > "/dev/stderr"; print n - bad }'
+}
+for url in "$single" "$plain_proxy" "$proxy"; do load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
+per_request() { awk -v t="$1" -v n="$2" 'BEGIN{printf "%.1f", t * 10000 / n}'; }  # 10 ms ticks -> us
+for _ in $(seq "$rounds"); do
+  t0=$(ticks "$single_pid"); n=$(load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
+  one=$(per_request $((t1 - t0)) "$n")
+  t0=$(ticks "${plain[@]}"); x0=$(ticks $(nginx_all)); n=$(load "http://127.0.0.1:$plain_proxy/mcp" "$secs")
+  t1=$(ticks "${plain[@]}"); x1=$(ticks $(nginx_all))
+  three=$(per_request $((t1 - t0)) "$n"); three_nginx=$(per_request $((x1 - x0)) "$n")
+  t0=$(ticks "${clustered[@]}"); x0=$(ticks $(nginx_all)); r0=$(ticks "$redis_pid")
+  n=$(load "http://127.0.0.1:$proxy/mcp" "$secs")
+  t1=$(ticks "${clustered[@]}"); x1=$(ticks $(nginx_all)); r1=$(ticks "$redis_pid")
+  redis_mode=$(per_request $((t1 - t0)) "$n"); redis_nginx=$(per_request $((x1 - x0)) "$n")
+  redis_own=$(per_request $((r1 - r0)) "$n")
+  awk -v a="$one" -v b="$three" -v c="$redis_mode" -v bn="$three_nginx" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
+    printf "mcpd CPU us/req: one instance %.1f; 3 behind nginx %.1f (%.2fx, nginx %.1f); 3 --redis behind nginx %.1f (%.2fx of one, %.2fx of 3 without Redis; nginx %.1f, redis %.1f)\n",
+      a, b, b / a, bn, c, c / a, c / b, cn, r }'
+done
