@@ -21,12 +21,11 @@
 # Skipped (one line saying why, "cluster: 0 passed, 0 failed, 6 skipped") when redis-server or
 # nginx is not installed; .ci/run installs both.
 # Last line of stdout: "cluster: N passed, M failed, K skipped".
-# Environment: MCPD_CACHE as scripts/conformance.sh; MCPD_CLUSTER_OUT results root (default
-# <repo>/target/cluster; this script's files in it are replaced per run).
+# Environment: MCPD_CACHE as scripts/conformance.sh. Each run's results go to a fresh temporary
+# directory (named in the log), removed when every check passed and kept for reading otherwise.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-OUT="${MCPD_CLUSTER_OUT:-$REPO/target/cluster}"
 CHECKS=6
 export PATH="$PATH:/usr/sbin:/sbin" # Debian installs nginx in /usr/sbin, outside a user's PATH
 log() { echo "cluster-test.sh: $*" >&2; }
@@ -39,8 +38,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     exit 0
 fi
 
-mkdir -p "$OUT"
-for f in shared killed control; do rm -rf -- "${OUT:?}/$f" "${OUT:?}/$f.out" "${OUT:?}/$f.cluster"; done
+OUT="$(mktemp -d)"
+log "results in $OUT"
 
 log "cargo build -p mcpd --example everything"
 (cd "$REPO" && cargo build -p mcpd --example everything >&2)
@@ -103,22 +102,26 @@ verdict() { # OK DESCRIPTION
     fi
 }
 
+# The verdicts of run NAME: every required scenario passed (WHY_REQUIRED), every tasks-* one
+# passed (WHY_TASKS).
+held() {
+    local ok
+    ok=0; all_required "$1" || ok=1
+    verdict "$ok" "every required 2026-07-28 scenario passed $2"
+    ok=0; all_tasks "$1" || ok=1
+    verdict "$ok" "every tasks-* scenario passed $3"
+}
+
 # 1 to 4: shared keys and tasks, then one instance killed.
 if start_cluster shared; then
     echo "--- 3 instances with --redis behind nginx (round-robin): $URL ---"
     suite shared
-    ok=0; all_required shared || ok=1
-    verdict "$ok" "every required 2026-07-28 scenario passed through 3 instances sharing requestState keys"
-    ok=0; all_tasks shared || ok=1
-    verdict "$ok" "every tasks-* scenario passed through 3 instances sharing the task store"
+    held shared "through 3 instances sharing requestState keys" "through 3 instances sharing the task store"
     victim="$(sed -n 's/^cluster: instance 2 pid \([0-9]*\) .*/\1/p' "$OUT/shared.cluster")"
     kill "$victim"
     echo "--- instance 2 (pid $victim) killed ---"
     suite killed
-    ok=0; all_required killed || ok=1
-    verdict "$ok" "every required 2026-07-28 scenario passed with one instance dead"
-    ok=0; all_tasks killed || ok=1
-    verdict "$ok" "every tasks-* scenario passed with one instance dead"
+    held killed "with one instance dead" "with one instance dead"
     stop_cluster
 else
     verdict 1 "the cluster with --redis started"
@@ -142,4 +145,9 @@ else
 fi
 
 echo "cluster: $passed passed, $failed failed, 0 skipped"
+if [ "$failed" = 0 ]; then
+    case "$OUT" in "${TMPDIR:-/tmp}"/tmp.?*) rm -rf -- "$OUT" ;; esac # this run's own mktemp directory
+else
+    log "results kept in $OUT"
+fi
 [ "$failed" = 0 ]

@@ -15,7 +15,11 @@ base=$1; secs=${2:-5}; rounds=${3:-3}
 single=$base; redis=$((base + 1)); proxy=$((base + 2))
 work=$(mktemp -d)
 pids=()
-cleanup() { kill "${pids[@]}" 2> /dev/null; sleep 0.5; rm -rf "${work:?}"/*; rmdir "$work"; }
+cleanup() { # the processes this script started, then its own mktemp directory (nginx and Redis
+  # write subdirectories there), removed only when it is that directory
+  kill "${pids[@]}" 2> /dev/null; sleep 0.5
+  case "$work" in "${TMPDIR:-/tmp}"/tmp.?*) rm -rf -- "$work" ;; esac
+}
 trap cleanup EXIT
 redis-server --port "$redis" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" > "$work/redis.log" 2>&1 &
 redis_pid=$!; pids+=("$redis_pid")

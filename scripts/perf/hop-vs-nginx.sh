@@ -31,7 +31,11 @@ http {
 }
 CONF
 pids=()
-cleanup() { kill "${pids[@]}" 2> /dev/null; sleep 0.3; rm -f "$work"/*; rmdir "$work"; }
+cleanup() { # the processes this script started, then its own mktemp directory (nginx writes
+  # subdirectories there), removed only when it is that directory
+  kill "${pids[@]}" 2> /dev/null; sleep 0.3
+  case "$work" in "${TMPDIR:-/tmp}"/tmp.?*) rm -rf -- "$work" ;; esac
+}
 trap cleanup EXIT
 "$bin" serve -p "$remote" --workers 1 --no-file-tools --no-file-resources > "$work/remote.log" 2>&1 & pids+=($!)
 sleep 0.5

@@ -149,7 +149,7 @@ pub fn prefix_for(name: &str, taken: &[String]) -> String {
     candidate
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Remote {
     id: String,
     prefix: String,
@@ -226,7 +226,7 @@ pub struct Gateway {
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gateway").field("remotes", &self.remotes().len()).finish_non_exhaustive()
+        f.debug_struct("Gateway").field("remotes", &self.remote_ids().len()).finish_non_exhaustive()
     }
 }
 
@@ -284,14 +284,9 @@ impl Gateway {
         gateway
     }
 
-    /// The remotes in force, in file order.
-    fn remotes(&self) -> Vec<Remote> {
-        self.remotes.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
     /// Every remote's id, in file order.
     pub fn remote_ids(&self) -> Vec<String> {
-        self.remotes().into_iter().map(|r| r.id).collect()
+        self.remotes.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|r| r.id.clone()).collect()
     }
 
     /// Takes a remote into account (not contacted yet; [`Gateway::refresh`] lists its tools):
@@ -347,8 +342,7 @@ impl Gateway {
             self.manager.remove(id).await;
         }
         for record in &diff.changed {
-            let prefix = self.remotes().into_iter().find(|r| r.id == record.id).map(|r| r.prefix).unwrap_or_default();
-            self.reset_health(record, prefix);
+            self.reset_health(record, self.prefix_of(&record.id).unwrap_or_default());
             self.manager.upsert(record.clone());
             // A new connection for the new configuration (the old session is DELETEd).
             self.manager.invalidate(&record.id).await;
@@ -386,8 +380,8 @@ impl Gateway {
     }
 
     /// Forgets everything a remote exported — its tools (clients hear `tools/list_changed`),
-    /// its metrics series, its health — once it left the servers file. Federated prompts and
-    /// resources, when the gateway federates them, are forgotten here too.
+    /// its prompts, resources and templates, its metrics series, its health — once it left the
+    /// servers file.
     fn forget_remote(self: &Arc<Self>, id: &str) {
         let prefix = self.health.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|h| h.prefix);
         if let Some(prefix) = prefix {
@@ -441,7 +435,7 @@ impl Gateway {
     /// federates, `resources/updated` reaches this server's subscribers of the URI.
     fn remote_notification(self: &Arc<Self>, id: &str, method: &str, params: &Value) {
         // The client names the remote by its record id, which is its name in the file.
-        if !self.remote_ids().iter().any(|known| known == id) {
+        if self.prefix_of(id).is_none() {
             return;
         }
         let (gateway, id) = (self.clone(), id.to_owned());
@@ -475,25 +469,24 @@ impl Gateway {
     /// and tools whose exported name would break the tool name rules, are left out and shown in
     /// the remote's health.
     pub async fn refresh(self: &Arc<Self>, id: &str) {
-        let Some(remote) = self.remotes().into_iter().find(|r| r.id == id) else { return };
+        let Some(remote_prefix) = self.prefix_of(id) else { return };
         let outcome = panics::contain(Site::Gateway, self.manager.refresh_tools(id))
             .await
             .unwrap_or_else(|panic| Err(ClientError::from(panic)));
         // A reload replaced or removed the remote meanwhile: this listing is of the old one (the
         // new configuration is listed by its own refresh).
-        if matches!(outcome, Err(ClientError::ConfigChanged))
-            || !self.remotes().iter().any(|r| r.id == id && r.prefix == remote.prefix)
+        if matches!(outcome, Err(ClientError::ConfigChanged)) || self.prefix_of(id).as_deref() != Some(&*remote_prefix)
         {
             return;
         }
-        let prefix = format!("{}{SEPARATOR}", remote.prefix);
+        let prefix = format!("{remote_prefix}{SEPARATOR}");
         let (mut skipped, mut skipped_count) = (Vec::new(), 0);
         let mut exported = Vec::new();
         if let Ok(listing) = &outcome {
             skipped.extend(listing.skipped.iter().take(SKIPPED_SHOWN).map(ToString::to_string));
             skipped_count = listing.skipped_count;
             for tool in &listing.items {
-                let tool = export(tool, &remote.prefix, id);
+                let tool = export(tool, &remote_prefix, id);
                 match check_tool_name(&tool.name) {
                     Ok(()) if self.filter.allows(&tool.name) => exported.push(tool),
                     Ok(()) => {}

@@ -56,14 +56,7 @@ pub(crate) fn http_remote(dir: &tempfile::TempDir) -> process::HttpChild {
         ]
     });
     std::fs::write(&declarations, document.to_string()).unwrap();
-    process::HttpChild::spawn(&[
-        "serve",
-        "--no-file-tools",
-        "-d",
-        project.to_str().unwrap(),
-        "--tools",
-        declarations.to_str().unwrap(),
-    ])
+    process::HttpChild::spawn_declared(&project, &declarations)
 }
 
 #[test]

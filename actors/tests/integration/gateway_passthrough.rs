@@ -128,14 +128,7 @@ fn gateway_of_three(entry: &std::path::Path) -> Gateway {
     let slow_tool = json!({"name": "slow", "description": "Sleeps two minutes.", "inputSchema": {"type": "object"},
         "argv": ["sh", "-c", script], "timeoutSeconds": 300});
     std::fs::write(&declarations, json!({ "tools": [slow_tool] }).to_string()).unwrap();
-    let slow = process::HttpChild::spawn(&[
-        "serve",
-        "--no-file-tools",
-        "-d",
-        project.to_str().unwrap(),
-        "--tools",
-        declarations.to_str().unwrap(),
-    ]);
+    let slow = process::HttpChild::spawn_declared(&project, &declarations);
     let ev = process::HttpChild::spawn_everything();
     let servers = servers_file(
         &dir,

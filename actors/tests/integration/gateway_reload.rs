@@ -191,8 +191,7 @@ fn a_tools_file_edit_replaces_the_declared_tools() {
     let tools = dir.path().join("tools.json");
     let tool = |name: &str, word: &str| json!({"name": name, "description": "Says a word.", "inputSchema": {"type": "object"}, "argv": ["echo", word]});
     write_json(&tools, &json!({"tools": [tool("say_one", "one")]}));
-    let gateway =
-        HttpChild::spawn(&["--no-file-tools", "-d", dir.path().to_str().unwrap(), "--tools", tools.to_str().unwrap()]);
+    let gateway = HttpChild::spawn_declared(dir.path(), &tools);
     let names = || {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let headers = [("Content-Type", "application/json"), ("MCP-Protocol-Version", "2025-11-25")];

@@ -183,6 +183,13 @@ impl HttpChild {
         HttpChild::spawn_command(cmd)
     }
 
+    /// Spawns `mcpd serve --no-file-tools -d <project> --tools <declarations> -p 0`: a server of
+    /// what a declarations file declares (tools, prompts, resources) and the project's files.
+    pub(crate) fn spawn_declared(project: &std::path::Path, declarations: &std::path::Path) -> HttpChild {
+        let (project, declarations) = (project.to_str().unwrap(), declarations.to_str().unwrap());
+        HttpChild::spawn(&["serve", "--no-file-tools", "-d", project, "--tools", declarations])
+    }
+
     /// Spawns the `everything` conformance fixture (`everything -p 0`, streamable-HTTP
     /// sessions on) with [`everything_command`]'s environment.
     pub(crate) fn spawn_everything() -> HttpChild {
