@@ -28,6 +28,7 @@ mod client_cli;
 mod client_faults;
 mod client_interop;
 mod client_tasks;
+mod cluster_bus;
 mod cluster_redis;
 mod command_tools;
 mod declared_prompts;

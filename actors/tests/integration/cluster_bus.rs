@@ -1,0 +1,263 @@
+//! Sessions shared through Redis (cluster mode, `--redis`): two `examples/everything --redis`
+//! instances A and B over one Debian `redis-server`, driven with raw HTTP so that each request
+//! goes to the instance the test names. A session created on A is served by B (adopted from its
+//! record); the client's answer to A's elicitation, POSTed to B, reaches the tool on A; a
+//! catalog change on A reaches the client's `GET` stream held by B; a DELETE on one instance
+//! ends the session on both; a stream whose instance died, resumed on B, ends with a JSON-RPC
+//! error; and with Redis gone, B answers a session it cannot look up with 503 naming the cause.
+//! The official suite's scenarios through nginx are scripts/cluster-test.sh's; the Python SDK's
+//! session across instances is in `cluster_sessions`. Skipped, saying so, without redis-server.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::cluster_redis::{free_port, redis_installed, Redis};
+use crate::support::eventually::eventually_blocking;
+use crate::support::process::{self, header_value, HttpChild};
+
+/// How long a stream may take to show an event (the dead-owner case waits for the heartbeat's
+/// 10 s expiry).
+const WAIT: Duration = Duration::from_secs(30);
+
+fn instance(redis_port: u16) -> HttpChild {
+    let mut cmd = process::everything_command();
+    cmd.args(["--redis", &format!("redis://127.0.0.1:{redis_port}/")]);
+    HttpChild::spawn_command(cmd)
+}
+
+fn session_headers(session: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("Content-Type", "application/json".into()),
+        ("Accept", "application/json, text/event-stream".into()),
+        ("MCP-Protocol-Version", "2025-11-25".into()),
+        ("Mcp-Session-Id", session.to_owned()),
+    ]
+}
+
+fn borrowed<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    headers.iter().map(|(n, v)| (*n, v.as_str())).collect()
+}
+
+/// `initialize` (declaring elicitation) on `port`, then `notifications/initialized`: the session id.
+fn initialize(port: u16) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "cluster-bus-test", "version": "1"}}});
+    let headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let (status, headers, answer) = process::http(port, "POST", "/mcp", &headers, &body.to_string());
+    assert_eq!(status, 200, "{answer}");
+    let session = header_value(&headers, "mcp-session-id").expect("a session id").to_owned();
+    let (status, _, _) = post(port, &session, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(status, 202);
+    session
+}
+
+fn post(port: u16, session: &str, message: &Value) -> (u16, Vec<(String, String)>, String) {
+    let headers = session_headers(session);
+    process::http(port, "POST", "/mcp", &borrowed(&headers), &message.to_string())
+}
+
+fn request(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A response read as it comes (SSE), over its own connection.
+struct Streamed {
+    status: u16,
+    connection: TcpStream,
+    seen: String,
+}
+
+impl Streamed {
+    fn open(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Streamed {
+        let mut connection = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        connection.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut head =
+            format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n", body.len());
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        connection.write_all(head.as_bytes()).unwrap();
+        connection.write_all(body.as_bytes()).unwrap();
+        let mut streamed = Streamed { status: 0, connection, seen: String::new() };
+        streamed.wait_for("\r\n\r\n", Duration::from_secs(10));
+        streamed.status = streamed.seen.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        streamed
+    }
+
+    /// Reads until `needle` has arrived (panics, showing what came, after `within`); answers
+    /// everything read so far.
+    fn wait_for(&mut self, needle: &str, within: Duration) -> &str {
+        let started = Instant::now();
+        let mut buffer = [0u8; 4096];
+        while !self.seen.contains(needle) {
+            assert!(started.elapsed() < within, "no {needle:?} within {within:?}; the stream so far:\n{}", self.seen);
+            match self.connection.read(&mut buffer) {
+                Ok(0) => panic!("the stream ended without {needle:?}:\n{}", self.seen),
+                Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buffer[..n])),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(e) => panic!("reading the stream: {e}\n{}", self.seen),
+            }
+        }
+        &self.seen
+    }
+}
+
+/// The id and data of the first event whose data contains `needle`.
+fn event_with<'a>(stream: &'a str, needle: &str) -> (&'a str, Value) {
+    let mut id = "";
+    for line in stream.lines() {
+        if let Some(rest) = line.strip_prefix("id: ") {
+            id = rest.trim();
+        } else if let Some(data) = line.strip_prefix("data: ") {
+            if data.contains(needle) {
+                return (id, serde_json::from_str(data.trim()).expect("an event's data is JSON"));
+            }
+        }
+    }
+    panic!("no event with {needle:?} in:\n{stream}")
+}
+
+/// A tool call on A that asks the client (elicitation), read as a stream until the request.
+fn elicitation_on(port: u16, session: &str) -> (Streamed, String, Value) {
+    let headers = session_headers(session);
+    let call = request(7, "tools/call", json!({"name": "test_elicitation", "arguments": {"message": "Who are you?"}}));
+    let mut stream = Streamed::open(port, "POST", &borrowed(&headers), &call.to_string());
+    assert_eq!(stream.status, 200, "{}", stream.seen);
+    let seen = stream.wait_for("elicitation/create", WAIT).to_owned();
+    let (event_id, elicitation) = event_with(&seen, "elicitation/create");
+    assert_eq!(elicitation["params"]["message"], "Who are you?", "{elicitation}");
+    (stream, event_id.to_owned(), elicitation["id"].clone())
+}
+
+#[test]
+fn a_session_made_on_one_instance_is_served_and_answered_through_another() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+
+    // B never saw the session: it serves it from the record A wrote.
+    let (status, _, listed) = post(b.port, &session, &request(1, "tools/list", json!({})));
+    assert_eq!(status, 200, "{listed}");
+    assert!(listed.contains("test_elicitation"), "{listed}");
+
+    // The tool runs on A and asks the client; the client's answer goes to B, which is not
+    // waiting for it: it reaches A through the bus, and the tool finishes with it.
+    let (mut stream, _, elicitation_id) = elicitation_on(a.port, &session);
+    let answer = json!({"jsonrpc": "2.0", "id": elicitation_id,
+        "result": {"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}}});
+    let (status, _, body) = post(b.port, &session, &answer);
+    assert_eq!(status, 202, "{body}");
+    let seen = stream.wait_for("User response", WAIT).to_owned();
+    let (_, result) = event_with(&seen, "User response");
+    assert_eq!(result["id"], 7, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        r#"User response: action=accept, content={"username":"ada","email":"ada@example.com"}"#,
+        "{result}"
+    );
+}
+
+#[test]
+fn a_change_on_one_instance_reaches_the_stream_another_holds() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+    let headers = session_headers(&session);
+    let mut get = Streamed::open(b.port, "GET", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], "");
+    assert_eq!(get.status, 200, "{}", get.seen);
+    get.wait_for("retry:", WAIT);
+    let trigger = request(2, "tools/call", json!({"name": "test_trigger_tool_change", "arguments": {}}));
+    let (status, _, body) = process::http(a.port, "POST", "/mcp", &borrowed(&headers), &trigger.to_string());
+    assert_eq!(status, 200, "{body}");
+    get.wait_for("notifications/tools/list_changed", WAIT);
+}
+
+#[test]
+fn a_delete_on_one_instance_ends_the_session_on_every_instance() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+    let (status, _, body) = post(b.port, &session, &request(1, "ping", json!({})));
+    assert_eq!(status, 200, "B adopts the session: {body}");
+    let headers = session_headers(&session);
+    let (status, _, body) = process::http(a.port, "DELETE", "/mcp", &borrowed(&headers), "");
+    assert_eq!(status, 200, "{body}");
+    for port in [a.port, b.port] {
+        eventually_blocking("the session is gone on both instances", Duration::from_secs(5), || {
+            let (status, _, body) = post(port, &session, &request(2, "ping", json!({})));
+            if status == 404 {
+                Ok(())
+            } else {
+                Err(format!("{status} {body}"))
+            }
+        });
+    }
+    let (status, _, _) = process::http(b.port, "DELETE", "/mcp", &borrowed(&headers), "");
+    assert_eq!(status, 404, "deleted already");
+}
+
+#[test]
+fn a_stream_whose_instance_died_ends_with_an_error_when_resumed_on_another() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+    let (stream, event_id, _) = elicitation_on(a.port, &session);
+    drop(stream);
+    drop(a); // killed: the tool call never gets its answer
+
+    // B replays the stream from Redis and, once A's heartbeat has expired, ends the request.
+    let mut resumed = Streamed::open(
+        b.port,
+        "GET",
+        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session), ("Last-Event-ID", &event_id)],
+        "",
+    );
+    assert_eq!(resumed.status, 200, "{}", resumed.seen);
+    let seen = resumed.wait_for("stopped before answering", WAIT).to_owned();
+    let (_, error) = event_with(&seen, "stopped before answering");
+    assert_eq!(error["id"], 7, "the error answers the tool call: {error}");
+    assert_eq!(error["error"]["code"], -32603, "{error}");
+    assert!(!seen.contains("elicitation/create"), "events before Last-Event-ID are not replayed:\n{seen}");
+    // And the session itself goes on, on B.
+    let (status, _, body) = post(b.port, &session, &request(3, "ping", json!({})));
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn with_redis_gone_a_session_that_cannot_be_looked_up_gets_503_naming_the_cause() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+    drop(redis);
+    let (status, _, body) = post(b.port, &session, &request(1, "ping", json!({})));
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("cluster: Redis is unreachable"), "{body}");
+    // A holds the session itself and keeps serving it.
+    let (status, _, body) = post(a.port, &session, &request(2, "ping", json!({})));
+    assert_eq!(status, 200, "{body}");
+}
