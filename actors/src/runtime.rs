@@ -102,6 +102,11 @@ impl Mcpd {
         self.metrics.clone()
     }
 
+    /// The tasks, when enabled (cluster mode relays their status changes).
+    pub(crate) fn tasks(&self) -> Option<&Tasks> {
+        self.tasks.as_ref()
+    }
+
     /// The session registry (cluster mode shares it through Redis).
     pub(crate) fn sessions(&self) -> &Arc<SessionRegistry> {
         &self.sessions

@@ -79,7 +79,12 @@ struct Inner {
     /// The input channel of each running task that may still ask for input.
     inputs: Inputs,
     events: broadcast::Sender<Arc<DetailedTask>>,
+    /// Cluster mode: who passes this instance's status changes to the others.
+    relay: std::sync::OnceLock<Relay>,
 }
+
+/// Passes a status change on to the other instances of a cluster.
+pub(crate) type Relay = Box<dyn Fn(&DetailedTask) + Send + Sync>;
 
 impl std::fmt::Debug for Tasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,7 +106,7 @@ impl Tasks {
         let runner =
             TaskRunner { store: store.clone(), inputs: inputs.clone(), running: HashMap::new(), counts }.start();
         let (events, _) = broadcast::channel(EVENT_QUEUE);
-        Tasks { inner: Arc::new(Inner { store, options, runner, inputs, events }) }
+        Tasks { inner: Arc::new(Inner { store, options, runner, inputs, events, relay: std::sync::OnceLock::new() }) }
     }
 
     /// Stops the runner: every running task is aborted.
@@ -112,6 +117,16 @@ impl Tasks {
     /// The store's counts, when it can tell them at once (the memory store always can).
     pub(crate) fn counts_now(&self) -> TaskCounts {
         self.inner.store.counts().now_or_never().unwrap_or_default()
+    }
+
+    /// Cluster mode: every status change here is also given to `relay` (set once).
+    pub(crate) fn set_relay(&self, relay: Relay) {
+        let _ = self.inner.relay.set(relay);
+    }
+
+    /// A status change another instance made, for this instance's `subscriptions/listen` streams.
+    pub(crate) fn publish_remote(&self, task: DetailedTask) {
+        let _ = self.inner.events.send(Arc::new(task));
     }
 
     /// Status changes, for a `subscriptions/listen` stream.
@@ -151,6 +166,9 @@ impl Inner {
     }
 
     fn publish(&self, task: DetailedTask) {
+        if let Some(relay) = self.relay.get() {
+            relay(&task);
+        }
         // No listener is no error.
         let _ = self.events.send(Arc::new(task));
     }

@@ -267,6 +267,7 @@ impl Cluster {
             health.clone(),
             self.server.live_catalog().clone(),
             Arc::downgrade(runtime.sessions()),
+            runtime.tasks().cloned(),
         ));
         sessions::start_bus(&shared, self.client.clone());
         runtime.sessions().share(shared);

@@ -22,7 +22,8 @@
 //!   carry the instance's random 20-bit tag in their high bits, so no two instances use the same.
 //! - **The bus**, the pub/sub channel [`BUS`]: the client's answer to a server-to-client request
 //!   that reached another instance (the waiting instance resolves it), a session's DELETE, log
-//!   level and subscription changes (applied to every local copy), and catalog changes
+//!   level and subscription changes (applied to every local copy), task status changes (for
+//!   every instance's `subscriptions/listen` streams following the task), and catalog changes
 //!   (`list_changed`, `resources/updated`: re-announced on every other instance to its sessions,
 //!   stdio clients and `subscriptions/listen` streams; an event already seen within [`DEDUP`]
 //!   — every instance watching the same files sees the same change — is dropped). The bus is
@@ -52,6 +53,7 @@ use crate::http::stream::sse;
 use crate::queue::EventSender;
 use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
 use crate::session::{ChangeSubscription, EndReason, Negotiated, SessionRegistry, Stop};
+use crate::tasks::Tasks;
 
 /// The pub/sub channel every instance listens on.
 pub(crate) const BUS: &str = "mcpd:bus";
@@ -106,6 +108,7 @@ pub(crate) struct SharedSessions {
     health: Arc<Health>,
     catalog: Arc<LiveCatalog>,
     registry: Weak<SessionRegistry>,
+    tasks: Option<Tasks>,
     /// Catalog changes seen lately (announced here or heard on the bus).
     recent: Mutex<VecDeque<(Instant, CatalogEvent)>>,
 }
@@ -128,6 +131,7 @@ impl SharedSessions {
         health: Arc<Health>,
         catalog: Arc<LiveCatalog>,
         registry: Weak<SessionRegistry>,
+        tasks: Option<Tasks>,
     ) -> Self {
         let mut bytes = [0u8; 4];
         let _ = getrandom::fill(&mut bytes);
@@ -141,6 +145,7 @@ impl SharedSessions {
             health,
             catalog,
             registry,
+            tasks,
             recent: Mutex::new(VecDeque::new()),
         }
     }
@@ -368,6 +373,12 @@ impl SharedSessions {
                     self.catalog.announce(&event);
                     FROM_BUS.with(|f| f.set(false));
                 }
+            }
+            return;
+        }
+        if message["k"] == "task" {
+            if let (Some(tasks), Ok(task)) = (&self.tasks, serde_json::from_value(message["t"].clone())) {
+                tasks.publish_remote(task);
             }
             return;
         }
@@ -661,6 +672,15 @@ pub(super) fn start_bus(shared: &Arc<SharedSessions>, client: redis::Client) {
             shared.announce_local(event);
         }
     });
+    if let Some(tasks) = &shared.tasks {
+        let publisher = Arc::downgrade(shared);
+        tasks.set_relay(Box::new(move |task| {
+            if let Some(shared) = publisher.upgrade() {
+                let message = json!({"k": "task", "o": &*shared.instance, "t": task});
+                shared.publish(message.to_string());
+            }
+        }));
+    }
     let shared = shared.clone();
     actix_rt::spawn(async move {
         loop {

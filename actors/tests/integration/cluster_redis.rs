@@ -256,6 +256,27 @@ fn a_task_created_on_one_instance_is_cancelled_through_another() {
     assert_eq!(tasks::get(b.port, &task_id)["result"]["status"], "cancelled");
 }
 
+/// A `subscriptions/listen` stream on instance B following a task that runs on A hears its
+/// status change made on A (cancelled through A): the change crosses the bus.
+#[test]
+fn a_status_change_on_one_instance_reaches_a_listen_stream_on_another() {
+    let Some((_redis, dir, a, b)) = two_instances() else { return };
+    let (task_id, _, _) = hang(&a, &dir);
+    let params = json!({"notifications": {"taskIds": [task_id]}, "_meta": tasks::meta(true)});
+    let seen = tasks::listen(b.port, params, |message| {
+        if message["method"] == "notifications/subscriptions/acknowledged" {
+            let (status, ack) = tasks::rpc(a.port, "tasks/cancel", &task_id, json!({"taskId": task_id}), true);
+            assert_eq!(status, 200, "{ack}");
+        }
+        message["method"] == "notifications/tasks"
+    });
+    let ack = &seen[0];
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([task_id]), "B knows A's task: {ack}");
+    let change = seen.last().unwrap();
+    assert_eq!(change["params"]["taskId"], json!(task_id), "{change}");
+    assert_eq!(change["params"]["status"], "cancelled", "{change}");
+}
+
 /// Instance A is killed while its task runs: B's sweep sees A's heartbeat expire and marks the
 /// task `failed`, saying why, rather than leaving it `working` forever.
 #[test]

@@ -53,7 +53,7 @@ fn capabilities(opt_in: bool) -> Value {
     }
 }
 
-fn meta(opt_in: bool) -> Value {
+pub(crate) fn meta(opt_in: bool) -> Value {
     meta_declaring(capabilities(opt_in))
 }
 
@@ -262,7 +262,7 @@ fn tasks_expire_after_their_ttl_and_the_store_empties() {
 }
 
 /// Reads a `subscriptions/listen` SSE stream until `until` accepts a message (bounded).
-fn listen(port: u16, params: Value, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+pub(crate) fn listen(port: u16, params: Value, until: impl Fn(&Value) -> bool) -> Vec<Value> {
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}).to_string();
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream.set_read_timeout(Some(WAIT)).expect("timeout");
