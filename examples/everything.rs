@@ -784,6 +784,9 @@ fn main() -> std::process::ExitCode {
         });
         let _ = actix_rt::signal::ctrl_c().await;
         let _ = runtime.close().await;
+        if let Some(cluster) = &cluster {
+            cluster.stop().await;
+        }
         std::process::ExitCode::SUCCESS
     })
 }

@@ -276,6 +276,19 @@ impl Cluster {
         Ok(())
     }
 
+    /// A normal shutdown, after the runtime closed: this instance's unfinished tasks are failed
+    /// now ("the instance running this task stopped") instead of by another instance's sweep
+    /// once its heartbeat expired. Bounded by the Redis command timeout; a failure is logged.
+    pub async fn stop(&self) {
+        let retired = actix_rt::time::timeout(COMMAND_TIMEOUT * 4, self.tasks.retire()).await;
+        match retired {
+            Ok(Ok(0)) => {}
+            Ok(Ok(failed)) => log::info!("cluster: {failed} unfinished task(s) of this instance marked failed"),
+            Ok(Err(error)) => log::warn!("cluster: could not fail this instance's tasks on shutdown: {error}"),
+            Err(_) => log::warn!("cluster: Redis did not answer in time to fail this instance's tasks on shutdown"),
+        }
+    }
+
     /// This instance's id (its tasks' `instance`, its heartbeat key `mcpd:instance:<id>`).
     pub fn instance(&self) -> &str {
         &self.health.instance

@@ -195,6 +195,16 @@ impl RedisTaskStore {
     pub async fn refresh_counts(&self) -> redis::RedisResult<()> {
         self.0.refresh_counts().await
     }
+
+    /// A normal shutdown: this instance's unfinished tasks are failed at once (rather than by
+    /// another instance's sweep once the heartbeat expired) and the instance is forgotten.
+    /// Answers how many tasks were failed.
+    ///
+    /// # Errors
+    /// Redis's.
+    pub async fn retire(&self) -> redis::RedisResult<usize> {
+        self.0.fail_instance(&self.0.instance).await
+    }
 }
 
 impl Store {
@@ -422,29 +432,40 @@ impl Store {
         let alive: Vec<bool> = alive.query_async(&mut connection).await?;
         let mut failed = 0;
         for (dead, _) in others.iter().zip(alive).filter(|(_, alive)| !alive) {
-            let tasks: Vec<String> =
-                redis::cmd("SMEMBERS").arg(instance_tasks_key(dead)).query_async(&mut connection).await?;
-            for task_id in tasks {
-                let error = json!({"code": -32603, "message": INSTANCE_STOPPED});
-                let update = TaskUpdate::Failed { error, message: INSTANCE_STOPPED.to_owned() };
-                match self.update_task(&task_id, None, update).await {
-                    Ok(Some(_)) => failed += 1,
-                    Ok(None) | Err(TaskLookupError::NotFound | TaskLookupError::Expired) => {}
-                    Err(e) => log::warn!("cluster: task {task_id} of stopped instance {dead}: {e}"),
-                }
-            }
+            failed += self.fail_instance(dead).await?;
             log::info!("cluster: instance {dead} stopped (no heartbeat); its unfinished tasks are failed");
-            redis::pipe()
-                .cmd("DEL")
-                .arg(instance_tasks_key(dead))
-                .ignore()
-                .cmd("SREM")
-                .arg(INSTANCES)
-                .arg(dead)
-                .ignore()
-                .query_async::<()>(&mut connection)
-                .await?;
         }
+        Ok(failed)
+    }
+
+    /// Fails the unfinished tasks of `instance` (stopped) and forgets the instance.
+    async fn fail_instance(&self, instance: &str) -> redis::RedisResult<usize> {
+        let mut connection = self.connection.clone();
+        let tasks: Vec<String> =
+            redis::cmd("SMEMBERS").arg(instance_tasks_key(instance)).query_async(&mut connection).await?;
+        let mut failed = 0;
+        for task_id in tasks {
+            let error = json!({"code": -32603, "message": INSTANCE_STOPPED});
+            let update = TaskUpdate::Failed { error, message: INSTANCE_STOPPED.to_owned() };
+            match self.update_task(&task_id, None, update).await {
+                Ok(Some(_)) => failed += 1,
+                Ok(None) | Err(TaskLookupError::NotFound | TaskLookupError::Expired) => {}
+                Err(e) => log::warn!("cluster: task {task_id} of stopped instance {instance}: {e}"),
+            }
+        }
+        redis::pipe()
+            .cmd("DEL")
+            .arg(instance_tasks_key(instance))
+            .ignore()
+            .cmd("DEL")
+            .arg(heartbeat_key(instance))
+            .ignore()
+            .cmd("SREM")
+            .arg(INSTANCES)
+            .arg(instance)
+            .ignore()
+            .query_async::<()>(&mut connection)
+            .await?;
         Ok(failed)
     }
 

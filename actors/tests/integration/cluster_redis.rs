@@ -256,6 +256,31 @@ fn a_task_created_on_one_instance_is_cancelled_through_another() {
     assert_eq!(tasks::get(b.port, &task_id)["result"]["status"], "cancelled");
 }
 
+/// Instance A is stopped normally (SIGTERM) while its task runs: it fails the task itself as it
+/// goes, so B reads it `failed` at once — well before A's heartbeat could expire (10 s) — and A
+/// says so in its log.
+#[test]
+fn a_task_of_an_instance_that_shuts_down_is_failed_at_once() {
+    let Some((_redis, dir, a, b)) = two_instances() else { return };
+    let (task_id, shell, child) = hang(&a, &dir);
+    a.signal("TERM");
+    let failed = eventually_blocking("B reads the task failed", Duration::from_secs(5), || {
+        let task = tasks::get(b.port, &task_id)["result"].clone();
+        if task["status"] == "failed" {
+            Ok(task)
+        } else {
+            Err(task.to_string())
+        }
+    });
+    assert_eq!(failed["statusMessage"], "the instance running this task stopped", "{failed}");
+    eventually_blocking("A logs it", Duration::from_secs(5), || {
+        a.stderr_lines().iter().any(|l| l.contains("1 unfinished task(s) of this instance marked failed"))
+    });
+    for pid in [child, shell] {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+}
+
 /// A `subscriptions/listen` stream on instance B following a task that runs on A hears its
 /// status change made on A (cancelled through A): the change crosses the bus.
 #[test]

@@ -110,7 +110,11 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     if let Some(gateway) = gateway {
         gateway.close().await;
     }
-    runtime.close().await.map_err(|e| Fatal::runtime(e.to_string()))
+    let closed = runtime.close().await.map_err(|e| Fatal::runtime(e.to_string()));
+    if let Some(cluster) = &cluster {
+        cluster.stop().await;
+    }
+    closed
 }
 
 /// The gateway over the configured remote servers, with the credentials file: none without a
