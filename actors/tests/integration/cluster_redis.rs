@@ -146,24 +146,20 @@ fn mcpd_starts_without_redis_connects_when_it_comes_and_reports_it_gone() {
         assert!(ttl > 0 && ttl <= 3 * 86_400, "{key} expires: TTL {ttl}");
     }
 
-    // A second instance reads the keys the first made (SET NX): none is added. It has sessions,
-    // which cluster mode does not share yet: its status and log say so.
+    // A second instance reads the keys the first made (SET NX): none is added.
     let second = HttpChild::spawn(&["serve", "-s", "--redis", &url]);
-    let (_, _, body) = process::http(second.port, "GET", "/status", &[], "");
-    let warnings = serde_json::from_str::<Value>(&body).unwrap()["warnings"].clone();
-    assert!(
-        warnings
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("--redis shares the stateless wire only")),
-        "{warnings}"
-    );
     eventually_blocking("the second instance shares the keys", NOTICE, || {
         metric(second.port, "mcpd_request_state_keys_shared") == Some(1)
     });
     let after = cli(port, &["--scan", "--pattern", "mcpd:request-state-key:*"]).unwrap();
     assert_eq!(after.lines().count(), 2, "{after}");
+    // A third with another rotation period keeps its own ring, named by the period.
+    let third = HttpChild::spawn(&["serve", "--redis", &url, "--redis-key-rotation", "3600"]);
+    eventually_blocking("the third instance shares its keys", NOTICE, || {
+        metric(third.port, "mcpd_request_state_keys_shared") == Some(1)
+    });
+    let hourly = cli(port, &["--scan", "--pattern", "mcpd:request-state-key:3600:*"]).unwrap();
+    assert_eq!(hourly.lines().count(), 2, "the hourly ring: {hourly}");
 
     // Redis goes away: reported, and mcpd goes on serving.
     drop(redis);
@@ -199,6 +195,12 @@ fn redis_needs_a_port_and_a_redis_url() {
         !stderr.contains("hunter2") && stderr.contains("invalid --redis URL rediss://:***@127.0.0.1:1/"),
         "{stderr}"
     );
+    let (code, stderr) = run(&["serve", "-p", "0", "--redis-key-rotation", "3600"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--redis-key-rotation needs --redis"), "{stderr}");
+    let (code, stderr) = run(&["serve", "-p", "0", "--redis", "redis://127.0.0.1:1/", "--redis-key-rotation", "59"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("the requestState key rotation must be at least 60 s"), "{stderr}");
 }
 
 /// Redis and two `mcpd serve --redis` instances over the same declared command tool (`hang`:
@@ -277,7 +279,7 @@ fn a_task_of_an_instance_that_shuts_down_is_failed_at_once() {
         a.stderr_lines().iter().any(|l| l.contains("1 unfinished task(s) of this instance marked failed"))
     });
     for pid in [child, shell] {
-        let _ = Command::new("kill").arg(pid.to_string()).status();
+        let _ = Command::new("kill").arg(pid.to_string()).stderr(Stdio::null()).status();
     }
 }
 

@@ -46,11 +46,16 @@ pub(crate) struct ServeArgs {
     /// Address to bind (default 127.0.0.1, or `host` from the properties file).
     #[arg(long)]
     pub(crate) host: Option<String>,
-    /// Cluster mode (`redis`): share the MRTR requestState keys and the tasks with the other
-    /// instances through this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), so that any instance
-    /// behind a load balancer serves any stateless request. Needs --port.
+    /// Cluster mode (`redis`): share the MRTR requestState keys, the tasks and the
+    /// streamable-HTTP sessions with the other instances through this Redis
+    /// (`redis://[:PASSWORD@]HOST:PORT[/DB]`), so that any instance behind a load balancer
+    /// serves any request. Needs --port.
     #[arg(long, value_name = "URL")]
     pub(crate) redis: Option<String>,
+    /// Cluster mode: how often the shared requestState sealing key changes, in seconds
+    /// (`redis.keyRotationSecs`; default 86400, at least 60).
+    #[arg(long = "redis-key-rotation", value_name = "SECS")]
+    pub(crate) redis_key_rotation: Option<u64>,
     /// Server name reported to clients.
     #[arg(short = 'n', long)]
     pub(crate) name: Option<String>,

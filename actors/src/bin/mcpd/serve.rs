@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpd_actors::client::oauth::{CredentialStore, FileStore};
-use mcpd_actors::cluster::{Cluster, ClusterConfig};
+use mcpd_actors::cluster::Cluster;
 use mcpd_actors::panics::{self, Site};
 use mcpd_actors::reload::{Reloader, Running, DEBOUNCE};
 use mcpd_actors::tools::commands::load_declarations;
@@ -66,10 +66,9 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
 
 async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     let cluster = match &settings.redis {
-        Some(url) => Some(
-            Cluster::new(settings.server.clone(), ClusterConfig::new(url.as_str()))
-                .map_err(|e| Fatal::usage(e.to_string()))?,
-        ),
+        Some(config) => {
+            Some(Cluster::new(settings.server.clone(), config.clone()).map_err(|e| Fatal::usage(e.to_string()))?)
+        }
         None => None,
     };
     let runtime = Mcpd::with_task_store(

@@ -68,8 +68,8 @@ pub(crate) struct Settings {
     pub(crate) project_dir: PathBuf,
     /// Resources exposed per kind, and the watch of subscribed project files.
     pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
-    /// Cluster mode's Redis URL (`--redis` / `redis`).
-    pub(crate) redis: Option<String>,
+    /// Cluster mode's Redis URL (`--redis` / `redis`) and settings.
+    pub(crate) redis: Option<mcpd_actors::cluster::ClusterConfig>,
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -194,12 +194,17 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     if redis.is_some() && args.port.is_none() {
         return Err(usage("--redis needs --port: cluster mode shares HTTP instances' state (stdio is one process)"));
     }
-    if redis.is_some() && args.session {
-        let warning = "--redis shares the stateless wire only: sessions (-s) stay in the instance that made them, so \
-                       a load balancer must keep each Mcp-Session-Id on one instance (deploy/nginx.conf's hash line)";
-        log::warn!("{warning}");
-        warnings.push(warning.into());
+    let rotation = pick(args.redis_key_rotation, &props, "redis.keyRotationSecs")?;
+    if rotation.is_some() && redis.is_none() {
+        return Err(usage("--redis-key-rotation needs --redis"));
     }
+    let redis = redis.map(|url| {
+        let mut config = mcpd_actors::cluster::ClusterConfig::new(url);
+        if let Some(secs) = rotation {
+            config.rotation = Duration::from_secs(secs);
+        }
+        config
+    });
     Ok(Settings {
         server,
         live,
