@@ -1,7 +1,8 @@
-//! Cluster mode (`--redis URL`): several mcpd instances behind a load balancer share what the
-//! stateless 2026-07-28 wire needs through Redis — the `requestState` sealing keys, so that a
-//! multi-round-trip request's next round may land on any instance, and the tasks
-//! ([`RedisTaskStore`], with each instance's heartbeat).
+//! Cluster mode (`--redis URL`): several mcpd instances behind a load balancer share through
+//! Redis what lets any of them serve any request — the `requestState` sealing keys, so that a
+//! multi-round-trip request's next round may land on any instance, the tasks
+//! ([`RedisTaskStore`], with each instance's heartbeat), and the streamable-HTTP sessions with
+//! the notification bus (`sessions`).
 //!
 //! Without `--redis` nothing here runs. With it, one background task per process:
 //!
