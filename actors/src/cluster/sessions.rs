@@ -65,6 +65,9 @@ pub(crate) const DEDUP: Duration = Duration::from_secs(1);
 const WRITER_QUEUE: usize = 1024;
 /// The low bits of a stream number or request id an instance counts in; above them, its tag.
 const TAG_SHIFT: u32 = 32;
+/// How many times (every [`TAIL_POLL`]) a resumed stream of another instance is looked for
+/// before it is unknown.
+const UNKNOWN_STREAM_TRIES: u32 = 5;
 /// Longest session id looked up in Redis (mcpd makes 32 hex digits).
 const MAX_SESSION_ID: usize = 64;
 
@@ -429,21 +432,33 @@ impl SharedSessions {
     ) -> Result<Option<EventSender>, ResumeRemote> {
         let events = events_key(session, stream);
         let meta = stream_key(session, stream);
-        let (owner, request, entries): (Option<String>, Option<String>, Vec<Entry>) = redis::pipe()
-            .cmd("HGET")
-            .arg(&meta)
-            .arg("owner")
-            .cmd("HGET")
-            .arg(&meta)
-            .arg("request")
-            .cmd("XRANGE")
-            .arg(&events)
-            .arg(format!("(0-{after}"))
-            .arg("+")
-            .query_async(&mut self.connection.clone())
-            .await
-            .map_err(|e| ResumeRemote::Unreachable(self.failed(&e)))?;
-        let Some(owner) = owner else { return Err(ResumeRemote::Unknown) };
+        let mut tries = 0;
+        let (owner, request, entries) = loop {
+            let read: (Option<String>, Option<String>, Vec<Entry>) = redis::pipe()
+                .cmd("HGET")
+                .arg(&meta)
+                .arg("owner")
+                .cmd("HGET")
+                .arg(&meta)
+                .arg("request")
+                .cmd("XRANGE")
+                .arg(&events)
+                .arg(format!("(0-{after}"))
+                .arg("+")
+                .query_async(&mut self.connection.clone())
+                .await
+                .map_err(|e| ResumeRemote::Unreachable(self.failed(&e)))?;
+            match read {
+                (Some(owner), request, entries) => break (owner, request, entries),
+                // Another instance's stream whose record its writer has not written yet (the
+                // client reconnected within milliseconds of the priming event): wait a little.
+                _ if tries < UNKNOWN_STREAM_TRIES && stream >> TAG_SHIFT != self.tag => {
+                    tries += 1;
+                    actix_rt::time::sleep(TAIL_POLL).await;
+                }
+                _ => return Err(ResumeRemote::Unknown),
+            }
+        };
         sender.push(sse::priming(&format!("{stream}:{after}"), SSE_RETRY));
         let mut last_seq = after;
         if deliver(&sender, stream, &entries, &mut last_seq) {
