@@ -25,8 +25,8 @@
 //!   level and subscription changes (applied to every local copy), task status changes (for
 //!   every instance's `subscriptions/listen` streams following the task), and catalog changes
 //!   (`list_changed`, `resources/updated`: re-announced on every other instance to its sessions,
-//!   stdio clients and `subscriptions/listen` streams; an event already seen within [`DEDUP`]
-//!   — every instance watching the same files sees the same change — is dropped). The bus is
+//!   stdio clients and `subscriptions/listen` streams; an event seen from another origin within
+//!   [`DEDUP`] — every instance watching the same files sees the same change — is dropped). The bus is
 //!   fire-and-forget: what is published while an instance's subscription is down is lost to it
 //!   (it resubscribes by itself every [`RETRY`]).
 //!
@@ -113,7 +113,7 @@ pub(crate) struct SharedSessions {
     registry: Weak<SessionRegistry>,
     tasks: Option<Tasks>,
     /// Catalog changes seen lately (announced here or heard on the bus).
-    recent: Mutex<VecDeque<(Instant, CatalogEvent)>>,
+    recent: Recent,
 }
 
 impl std::fmt::Debug for SharedSessions {
@@ -149,7 +149,7 @@ impl SharedSessions {
             catalog,
             registry,
             tasks,
-            recent: Mutex::new(VecDeque::new()),
+            recent: Recent::default(),
         }
     }
 
@@ -341,23 +341,9 @@ impl SharedSessions {
         if FROM_BUS.with(Cell::get) {
             return;
         }
-        self.seen(event);
+        self.recent.seen(&self.instance, event);
         let message = json!({"k": "catalog", "o": &*self.instance, "e": event_json(event)});
         self.publish(message.to_string());
-    }
-
-    /// Whether `event` was seen within [`DEDUP`]; remembers it.
-    fn seen(&self, event: &CatalogEvent) -> bool {
-        let now = Instant::now();
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        while recent.front().is_some_and(|(at, _)| now.duration_since(*at) > DEDUP) {
-            recent.pop_front();
-        }
-        let seen = recent.iter().any(|(_, e)| e == event);
-        if recent.len() < 1024 {
-            recent.push_back((now, event.clone()));
-        }
-        seen
     }
 
     /// One message from the bus.
@@ -370,8 +356,8 @@ impl SharedSessions {
             return;
         }
         if message["k"] == "catalog" {
-            if let Some(event) = event_from_json(&message["e"]) {
-                if !self.seen(&event) {
+            if let (Some(event), Some(origin)) = (event_from_json(&message["e"]), message["o"].as_str()) {
+                if !self.recent.seen(origin, &event) {
                     FROM_BUS.with(|f| f.set(true));
                     self.catalog.announce(&event);
                     FROM_BUS.with(|f| f.set(false));
@@ -443,7 +429,7 @@ impl SharedSessions {
                 .arg("request")
                 .cmd("XRANGE")
                 .arg(&events)
-                .arg(format!("(0-{after}"))
+                .arg("-")
                 .arg("+")
                 .query_async(&mut self.connection.clone())
                 .await
@@ -460,8 +446,8 @@ impl SharedSessions {
             }
         };
         sender.push(sse::priming(&format!("{stream}:{after}"), SSE_RETRY));
-        let mut last_seq = after;
-        if deliver(&sender, stream, &entries, &mut last_seq) {
+        let mut cursor = Cursor { seq: after, entry: None };
+        if deliver(&sender, stream, &entries, Some(after), &mut cursor) {
             return Ok(None);
         }
         if stream & ((1 << TAG_SHIFT) - 1) == 0 {
@@ -471,7 +457,7 @@ impl SharedSessions {
         }
         let request = request.and_then(|r| serde_json::from_str::<RequestId>(&r).ok());
         let this = self.clone();
-        actix_rt::spawn(async move { this.follow(events, owner, request, stream, last_seq, sender).await });
+        actix_rt::spawn(async move { this.follow(events, owner, request, stream, cursor, sender).await });
         Ok(None)
     }
 
@@ -483,7 +469,7 @@ impl SharedSessions {
         owner: String,
         request: Option<RequestId>,
         stream: u64,
-        mut last_seq: u64,
+        mut cursor: Cursor,
         sender: EventSender,
     ) {
         let mut quiet = Duration::ZERO;
@@ -496,7 +482,7 @@ impl SharedSessions {
             let read: redis::RedisResult<(Vec<Entry>, i64)> = redis::pipe()
                 .cmd("XRANGE")
                 .arg(&events)
-                .arg(format!("(0-{last_seq}"))
+                .arg(cursor.next_range())
                 .arg("+")
                 .cmd("EXISTS")
                 .arg(heartbeat_key(&owner))
@@ -509,11 +495,11 @@ impl SharedSessions {
                     continue;
                 }
             };
-            let before = last_seq;
-            if deliver(&sender, stream, &entries, &mut last_seq) {
+            let read_any = !entries.is_empty();
+            if deliver(&sender, stream, &entries, None, &mut cursor) {
                 return;
             }
-            if last_seq == before {
+            if !read_any {
                 quiet += TAIL_POLL;
             } else {
                 quiet = Duration::ZERO;
@@ -524,7 +510,7 @@ impl SharedSessions {
                         "the instance serving this request stopped before answering it".into(),
                     ));
                     let message = mcpd::server::encode_answer(id, mcpd::version::Era::Stateful, &error);
-                    sender.push(sse::message(Some(&format!("{stream}:{}", last_seq + 1)), &message));
+                    sender.push(sse::message(Some(&format!("{stream}:{}", cursor.seq + 1)), &message));
                 }
                 log::info!("cluster: stream {stream} of instance {owner}, which stopped, ended with an error");
                 return;
@@ -536,6 +522,28 @@ impl SharedSessions {
                 }
             }
         }
+    }
+}
+
+/// The catalog changes seen within [`DEDUP`], with their origin (bounded: 1024).
+#[derive(Debug, Default)]
+struct Recent(Mutex<VecDeque<(Instant, Arc<str>, CatalogEvent)>>);
+
+impl Recent {
+    /// Whether `event` was seen within [`DEDUP`] from another origin than `origin` (this
+    /// instance, or another that saw the same change itself); remembers it. A change that only
+    /// one origin reports is never dropped, however often it repeats.
+    fn seen(&self, origin: &str, event: &CatalogEvent) -> bool {
+        let now = Instant::now();
+        let mut recent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        while recent.front().is_some_and(|(at, _, _)| now.duration_since(*at) > DEDUP) {
+            recent.pop_front();
+        }
+        let seen = recent.iter().any(|(_, o, e)| e == event && &**o != origin);
+        if recent.len() < 1024 {
+            recent.push_back((now, Arc::from(origin), event.clone()));
+        }
+        seen
     }
 }
 
@@ -551,24 +559,44 @@ pub(crate) enum ResumeRemote {
 /// One stream entry as XRANGE answers it: (id, [field, value, …]).
 type Entry = (String, Vec<(String, Vec<u8>)>);
 
-/// Sends `entries` (after `last_seq`) as events of `stream`; answers whether the last one was
+/// Where a reader of a Redis event stream is: the last event's sequence number (its SSE id's)
+/// and the last entry's Redis id (where the next read starts).
+#[derive(Debug, Default)]
+struct Cursor {
+    seq: u64,
+    entry: Option<String>,
+}
+
+impl Cursor {
+    /// The start of the next `XRANGE`: after the last entry read, or the beginning.
+    fn next_range(&self) -> String {
+        self.entry.as_ref().map_or_else(|| "-".to_owned(), |id| format!("({id}"))
+    }
+}
+
+/// Sends `entries` as events of `stream` — on a first read only those after sequence `after`
+/// (every entry carries its sequence number: entries are appended with Redis's own ids, so a
+/// stream numbered again never collides with an old one); answers whether the last one was
 /// the stream's final event (or the reader is gone).
-fn deliver(sender: &EventSender, stream: u64, entries: &[Entry], last_seq: &mut u64) -> bool {
+fn deliver(sender: &EventSender, stream: u64, entries: &[Entry], after: Option<u64>, cursor: &mut Cursor) -> bool {
     for (id, fields) in entries {
-        let Some(seq) = id.strip_prefix("0-").and_then(|s| s.parse::<u64>().ok()) else { continue };
-        if seq <= *last_seq {
-            continue;
-        }
-        *last_seq = seq;
+        cursor.entry = Some(id.clone());
         let mut message: &[u8] = &[];
+        let mut seq = None;
         let mut last = false;
         for (field, value) in fields {
             match field.as_str() {
                 "m" => message = value,
+                "s" => seq = std::str::from_utf8(value).ok().and_then(|s| s.parse::<u64>().ok()),
                 "l" => last = true,
                 _ => {}
             }
         }
+        let Some(seq) = seq else { continue };
+        if after.is_some_and(|after| seq <= after) {
+            continue;
+        }
+        cursor.seq = seq;
         if !sender.push_replayed(sse::message(Some(&format!("{stream}:{seq}")), message)) {
             return true;
         }
@@ -634,7 +662,9 @@ async fn write_events(shared: Arc<SharedSessions>, session: Arc<str>, idle: Dura
                         .arg("MAXLEN")
                         .arg("~")
                         .arg(REPLAY_CAPACITY)
-                        .arg(format!("0-{seq}"))
+                        .arg("*")
+                        .arg("s")
+                        .arg(seq)
                         .arg("m")
                         .arg(message);
                     if last {
@@ -737,6 +767,45 @@ mod tests {
             assert_eq!(event_from_json(&event_json(&event)), Some(event));
         }
         assert_eq!(event_from_json(&json!({"kind": "other"})), None);
+    }
+
+    #[test]
+    fn a_change_two_instances_saw_is_announced_once_but_one_origin_may_repeat_it() {
+        let recent = Recent::default();
+        let tools = CatalogEvent::ToolsChanged;
+        assert!(!recent.seen("a", &tools), "first sight");
+        assert!(!recent.seen("a", &tools), "a again: a new change");
+        assert!(recent.seen("b", &tools), "b saw what a saw (a shared file): dropped");
+        assert!(!recent.seen("b", &CatalogEvent::PromptsChanged), "another change");
+    }
+
+    fn entry(id: &str, seq: u64, message: &str, last: bool) -> Entry {
+        let mut fields = vec![("s".to_owned(), seq.to_string().into_bytes()), ("m".to_owned(), message.into())];
+        if last {
+            fields.push(("l".to_owned(), b"1".to_vec()));
+        }
+        (id.to_owned(), fields)
+    }
+
+    #[test]
+    fn a_replay_sends_what_follows_the_last_event_id_and_stops_at_the_answer() {
+        let (tx, mut rx) = crate::queue::events(
+            crate::queue::QueueLimits { max_messages: 16, max_bytes: 1 << 16 },
+            "test".into(),
+            Arc::new(crate::counts::EdgeCounters::default()),
+        );
+        let entries = [entry("5-0", 1, "one", false), entry("5-1", 2, "two", false), entry("6-0", 3, "three", false)];
+        let mut cursor = Cursor::default();
+        assert!(!deliver(&tx, 9, &entries, Some(1), &mut cursor), "not finished");
+        assert_eq!((cursor.seq, cursor.next_range()), (3, "(6-0".to_owned()));
+        let sent: Vec<String> =
+            std::iter::from_fn(|| rx.try_recv()).map(|b| String::from_utf8(b.to_vec()).unwrap()).collect();
+        assert_eq!(sent, ["id: 9:2\nevent: message\ndata: two\n\n", "id: 9:3\nevent: message\ndata: three\n\n"]);
+        // Followed: every new entry is new, the answer ends the stream.
+        let more = [entry("7-0", 4, "answer", true), entry("8-0", 5, "never", false)];
+        assert!(deliver(&tx, 9, &more, None, &mut cursor), "the answer ends it");
+        assert_eq!(rx.try_recv().map(|b| b.to_vec()), Some(b"id: 9:4\nevent: message\ndata: answer\n\n".to_vec()));
+        assert!(rx.try_recv().is_none(), "nothing after the answer");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::cluster_redis::{free_port, redis_installed, Redis};
+use crate::cluster_redis::{cli, free_port, redis_installed, Redis};
 use crate::support::eventually::eventually_blocking;
 use crate::support::process::{self, header_value, HttpChild};
 
@@ -223,6 +223,12 @@ fn a_stream_whose_instance_died_ends_with_an_error_when_resumed_on_another() {
     let (a, b) = (instance(redis_port), instance(redis_port));
     let session = initialize(a.port);
     let (stream, event_id, _) = elicitation_on(a.port, &session);
+    // A writes its events to Redis as it sends them (not before): wait until this one is there
+    // (a crash within that millisecond loses it, and resuming after it is then refused).
+    let key = format!("mcpd:events:{session}:{}", event_id.split(':').next().unwrap());
+    eventually_blocking("A wrote the event to Redis", WAIT, || {
+        cli(redis_port, &["XLEN", &key]).as_deref() == Some("1")
+    });
     drop(stream);
     drop(a); // killed: the tool call never gets its answer
 
