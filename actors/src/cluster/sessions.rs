@@ -21,7 +21,8 @@
 //!   request ends with a JSON-RPC error event. Stream numbers and server-to-client request ids
 //!   carry the instance's random 20-bit tag in their high bits, so no two instances use the same.
 //! - **The bus**, the pub/sub channel [`BUS`]: the client's answer to a server-to-client request
-//!   that reached another instance (the waiting instance resolves it), a session's DELETE, log
+//!   that reached another instance (the waiting instance resolves it), a cancellation (the
+//!   instance running the request aborts it), a session's DELETE, log
 //!   level and subscription changes (applied to every local copy), task status changes (for
 //!   every instance's `subscriptions/listen` streams following the task), and catalog changes
 //!   (`list_changed`, `resources/updated`: re-announced on every other instance to its sessions,
@@ -54,6 +55,7 @@ use crate::queue::EventSender;
 use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
 use crate::session::{ChangeSubscription, EndReason, Negotiated, SessionRegistry, Stop};
 use crate::tasks::Tasks;
+use crate::tool_executor::Cancel;
 
 /// The pub/sub channel every instance listens on.
 pub(crate) const BUS: &str = "mcpd:bus";
@@ -312,6 +314,12 @@ impl SharedSessions {
         self.publish(message.to_string());
     }
 
+    /// The client cancelled a request of the session: every other instance holding the session
+    /// cancels it if it runs there (not awaited).
+    pub(crate) fn forward_cancel(self: &Arc<Self>, session: &str, id: &RequestId) {
+        self.publish(json!({"k": "cancel", "o": &*self.instance, "s": session, "id": id}).to_string());
+    }
+
     fn publish(self: &Arc<Self>, message: String) {
         let this = self.clone();
         actix_rt::spawn(async move {
@@ -382,6 +390,11 @@ impl SharedSessions {
                     None => Ok(message["result"].clone()),
                 };
                 handle.shared.resolve(&id, outcome);
+            }
+            Some("cancel") => {
+                if let Ok(id) = serde_json::from_value::<RequestId>(message["id"].clone()) {
+                    handle.executor.do_send(Cancel { id });
+                }
             }
             Some("end") => {
                 registry.remove(handle.shared.id());

@@ -19,7 +19,7 @@ use actix::Actor as _;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::jsonrpc::{self, ErrorCode, Message, Request};
-use mcpd::server::{encode_answer, set_level_param, Method, Reply, Scope, Subscription};
+use mcpd::server::{cancelled_request, encode_answer, set_level_param, Method, Reply, Scope, Subscription};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::json;
@@ -124,7 +124,7 @@ async fn find_session(state: &AppState, id: &str) -> Result<SessionHandle, HttpR
     let record = match cluster.load(id).await {
         Ok(Some(record)) => record,
         Ok(None) => return Err(session_not_found()),
-        Err(unreachable) => return Err(plain_error(503, ErrorCode::INTERNAL_ERROR, unreachable.to_string())),
+        Err(unreachable) => return Err(unreachable_response(&unreachable)),
     };
     if !state.sessions.has_room() {
         return Err(SpawnError::Full(state.sessions.max()).response());
@@ -206,11 +206,19 @@ pub(super) async fn handle(
 
 /// Delivers a client message that is not a request — a cancellation to the executor, an
 /// answer to the server-to-client request awaiting it (in cluster mode, an answer no request
-/// here awaits goes to the other instances) — and hands a request back.
+/// here awaits, and every cancellation, go to the other instances too) — and hands a request
+/// back.
 fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option<Request> {
     match message {
         Message::Request(request) => return Some(request),
-        Message::Notification(notification) => route_notification(&handle.executor, &notification),
+        Message::Notification(notification) => {
+            route_notification(&handle.executor, &notification);
+            if let (Some(cluster), Some(id)) = (state.sessions.cluster(), cancelled_request(&notification)) {
+                // The request may run on another instance: every instance holding the session
+                // cancels it if it runs there.
+                cluster.forward_cancel(handle.shared.id().as_str(), &id);
+            }
+        }
         Message::Response(response) => {
             if let Some(id) = &response.id {
                 if let Some(cluster) = state.sessions.cluster() {

@@ -3,7 +3,8 @@
 //! goes to the instance the test names. A session created on A is served by B (adopted from its
 //! record); the client's answer to A's elicitation, POSTed to B, reaches the tool on A; a
 //! catalog change on A reaches the client's `GET` stream held by B; a DELETE on one instance
-//! ends the session on both; a stream whose instance died, resumed on B, ends with a JSON-RPC
+//! ends the session on both; a cancellation POSTed to B stops the request running on A (its
+//! command's processes die); a stream whose instance died, resumed on B, ends with a JSON-RPC
 //! error; and with Redis gone, B answers a session it cannot look up with 503 naming the cause.
 //! The official suite's scenarios through nginx are scripts/cluster-test.sh's; the Python SDK's
 //! session across instances is in `cluster_sessions`. Skipped, saying so, without redis-server.
@@ -17,6 +18,7 @@ use serde_json::{json, Value};
 use crate::cluster_redis::{cli, free_port, redis_installed, Redis};
 use crate::support::eventually::eventually_blocking;
 use crate::support::process::{self, header_value, HttpChild};
+use crate::tasks;
 
 /// How long a stream may take to show an event (the dead-owner case waits for the heartbeat's
 /// 10 s expiry).
@@ -73,6 +75,14 @@ struct Streamed {
 
 impl Streamed {
     fn open(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Streamed {
+        let mut streamed = Streamed::send(port, method, headers, body);
+        streamed.wait_for("\r\n\r\n", Duration::from_secs(10));
+        streamed.status = streamed.seen.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        streamed
+    }
+
+    /// Sends the request without waiting for the response's head.
+    fn send(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Streamed {
         let mut connection = TcpStream::connect(("127.0.0.1", port)).unwrap();
         connection.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
         let mut head =
@@ -83,10 +93,7 @@ impl Streamed {
         head.push_str("\r\n");
         connection.write_all(head.as_bytes()).unwrap();
         connection.write_all(body.as_bytes()).unwrap();
-        let mut streamed = Streamed { status: 0, connection, seen: String::new() };
-        streamed.wait_for("\r\n\r\n", Duration::from_secs(10));
-        streamed.status = streamed.seen.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        streamed
+        Streamed { status: 0, connection, seen: String::new() }
     }
 
     /// Reads until `needle` has arrived (panics, showing what came, after `within`); answers
@@ -266,4 +273,34 @@ fn with_redis_gone_a_session_that_cannot_be_looked_up_gets_503_naming_the_cause(
     // A holds the session itself and keeps serving it.
     let (status, _, body) = post(a.port, &session, &request(2, "ping", json!({})));
     assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn a_cancellation_sent_to_another_instance_stops_the_request_where_it_runs() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let url = format!("redis://127.0.0.1:{redis_port}/");
+    let script = "sleep 120 & echo $! > child.pid; echo $$ > shell.pid; wait";
+    let (dir, root, file) = tasks::project(json!([tasks::command_tool("hang", script, "forbidden")]));
+    let a = tasks::serve(&root, &file, &["-s", "--redis", &url]);
+    let b = tasks::serve(&root, &file, &["-s", "--redis", &url]);
+    let session = initialize(a.port);
+    let headers = session_headers(&session);
+    let call = request(7, "tools/call", json!({"name": "hang", "arguments": {}}));
+    let _running = Streamed::send(a.port, "POST", &borrowed(&headers), &call.to_string());
+    let read_pid = |name: &str| -> Option<u32> {
+        std::fs::read_to_string(dir.path().join(name)).ok().and_then(|s| s.trim().parse().ok())
+    };
+    let (shell, child) =
+        eventually_blocking("the command runs on A", WAIT, || read_pid("shell.pid").zip(read_pid("child.pid")));
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "changed my mind"}});
+    let (status, _, body) = post(b.port, &session, &cancel);
+    assert_eq!(status, 202, "{body}");
+    eventually_blocking("A killed the command (the cancel crossed the bus)", WAIT, || {
+        tasks::is_dead(shell) && tasks::is_dead(child)
+    });
 }
