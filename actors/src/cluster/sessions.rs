@@ -99,6 +99,40 @@ pub(crate) struct SessionRecord {
     pub subscriptions: Vec<String>,
 }
 
+/// What a session's copy knows of its record, to write it again when Redis lost it.
+#[derive(Debug)]
+pub(crate) struct RecordCopy {
+    /// The handshake.
+    pub negotiated: Negotiated,
+    /// The log level set.
+    pub log_level: Option<LogLevel>,
+    /// The subscribed URIs.
+    pub subscriptions: Vec<String>,
+}
+
+impl RecordCopy {
+    fn write(&self, key: &str, idle: Duration) -> redis::Pipeline {
+        let caps = serde_json::to_string(&*self.negotiated.client_capabilities).unwrap_or_else(|_| "{}".into());
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("HSET")
+            .arg(key)
+            .arg("version")
+            .arg(self.negotiated.version.as_str())
+            .arg("caps")
+            .arg(caps)
+            .ignore();
+        if let Some(level) = self.log_level {
+            pipe.cmd("HSET").arg(key).arg("level").arg(level_name(level)).ignore();
+        }
+        for uri in &self.subscriptions {
+            pipe.cmd("HSET").arg(key).arg(format!("sub:{uri}")).arg("1").ignore();
+        }
+        pipe.cmd("PEXPIRE").arg(key).arg(millis(idle)).ignore();
+        pipe
+    }
+}
+
 /// Why a shared-session operation failed: Redis did not answer (the message says how).
 #[derive(Debug, Clone, derive_more::Display)]
 #[display("cluster: Redis is unreachable ({_0})")]
@@ -166,27 +200,9 @@ impl SharedSessions {
     }
 
     /// Writes a new session's record (awaited: the next request may land anywhere).
-    pub(crate) async fn create(
-        &self,
-        session: &str,
-        negotiated: &Negotiated,
-        idle: Duration,
-    ) -> Result<(), Unreachable> {
-        let key = record_key(session);
-        let caps = serde_json::to_string(&*negotiated.client_capabilities).unwrap_or_else(|_| "{}".into());
-        redis::pipe()
-            .atomic()
-            .cmd("HSET")
-            .arg(&key)
-            .arg("version")
-            .arg(negotiated.version.as_str())
-            .arg("caps")
-            .arg(caps)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(&key)
-            .arg(millis(idle))
-            .ignore()
+    pub(crate) async fn create(&self, session: &str, negotiated: &Negotiated, idle: Duration) -> Result<(), Unreachable> {
+        let copy = RecordCopy { negotiated: negotiated.clone(), log_level: None, subscriptions: Vec::new() };
+        copy.write(&record_key(session), idle)
             .query_async::<()>(&mut self.connection.clone())
             .await
             .map_err(|e| self.failed(&e))
@@ -224,14 +240,24 @@ impl SharedSessions {
         Ok(Some(SessionRecord { negotiated: Negotiated { version, client_capabilities }, log_level, subscriptions }))
     }
 
-    /// Refreshes a used session's record (not awaited; a failure is counted).
-    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration) {
+    /// Refreshes a used session's record (not awaited; a failure is counted). A record that is
+    /// gone although the session is in use (Redis restarted without persistence, or was
+    /// flushed) is written again from this copy, so the other instances find it again.
+    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration, copy: RecordCopy) {
         let this = self.clone();
         let key = record_key(session);
         actix_rt::spawn(async move {
-            let refreshed =
-                redis::cmd("PEXPIRE").arg(key).arg(millis(idle)).query_async::<i64>(&mut this.connection.clone()).await;
-            if let Err(error) = refreshed {
+            let mut connection = this.connection.clone();
+            let refreshed = redis::cmd("PEXPIRE").arg(&key).arg(millis(idle)).query_async::<i64>(&mut connection).await;
+            let rewritten = match refreshed {
+                Ok(0) => {
+                    log::info!("cluster: the record of {key} was gone from Redis; written again");
+                    copy.write(&key, idle).query_async::<()>(&mut connection).await
+                }
+                Ok(_) => Ok(()),
+                Err(error) => Err(error),
+            };
+            if let Err(error) = rewritten {
                 this.failed(&error);
             }
         });

@@ -25,7 +25,7 @@ use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
 use mcpd::server::{Interest, Subscription};
 
-use crate::cluster::sessions::{EventWriter, SharedSessions};
+use crate::cluster::sessions::{EventWriter, RecordCopy, SharedSessions};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
@@ -128,7 +128,14 @@ impl Session {
             // quarter of the idle time.
             let since = self.refreshed.elapsed();
             if since >= self.idle_timeout / 4 && u128::from(idle_for) < since.as_millis() {
-                cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout);
+                if let Some(negotiated) = self.shared.negotiated() {
+                    let copy = RecordCopy {
+                        negotiated,
+                        log_level: self.shared.log_level(),
+                        subscriptions: self.interest.uris().to_vec(),
+                    };
+                    cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy);
+                }
                 self.refreshed = Instant::now();
             }
         }

@@ -304,3 +304,29 @@ fn a_cancellation_sent_to_another_instance_stops_the_request_where_it_runs() {
         tasks::is_dead(shell) && tasks::is_dead(child)
     });
 }
+
+#[test]
+fn a_record_redis_lost_is_written_again_by_the_instance_using_the_session() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let url = format!("redis://127.0.0.1:{redis_port}/");
+    let serve = || HttpChild::spawn(&["serve", "-s", "--redis", &url, "--session-idle-timeout", "4"]);
+    let (a, b) = (serve(), serve());
+    let session = initialize(a.port);
+    let key = format!("mcpd:session:{session}");
+    assert_eq!(cli(redis_port, &["EXISTS", &key]).as_deref(), Some("1"));
+    assert_eq!(cli(redis_port, &["FLUSHALL"]).as_deref(), Some("OK"), "Redis loses everything");
+    let (status, _, _) = post(b.port, &session, &request(1, "ping", json!({})));
+    assert_eq!(status, 404, "B cannot find the session any more");
+    // A goes on using it; within a quarter of the idle time it writes the record again.
+    eventually_blocking("A wrote the record again", Duration::from_secs(10), || {
+        let (status, _, body) = post(a.port, &session, &request(2, "ping", json!({})));
+        assert_eq!(status, 200, "{body}");
+        cli(redis_port, &["EXISTS", &key]).as_deref() == Some("1")
+    });
+    let (status, _, body) = post(b.port, &session, &request(3, "ping", json!({})));
+    assert_eq!(status, 200, "B finds it again: {body}");
+}
