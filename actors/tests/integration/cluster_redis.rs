@@ -27,7 +27,7 @@ fn installed(tool: &str) -> bool {
 }
 
 /// Whether `redis-server` and `redis-cli` are installed; the test is skipped, saying so, when not.
-fn redis_installed() -> bool {
+pub(crate) fn redis_installed() -> bool {
     let there = installed("redis-server") && installed("redis-cli");
     if !there {
         eprintln!("SKIPPED: redis-server (with redis-cli) is not installed; .ci/run installs it");
@@ -35,18 +35,18 @@ fn redis_installed() -> bool {
     there
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// A `redis-server` child with its own config in a temp directory; killed when dropped.
-struct Redis {
+pub(crate) struct Redis {
     child: Child,
     _dir: tempfile::TempDir,
 }
 
 impl Redis {
-    fn start(port: u16) -> Redis {
+    pub(crate) fn start(port: u16) -> Redis {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("redis.conf");
         std::fs::write(
