@@ -541,6 +541,12 @@ impl LiveCatalog {
         self.emit(&CatalogEvent::ResourceUpdated(uri.to_owned()));
     }
 
+    /// Announces a change made elsewhere (another instance of a cluster) to this catalog's
+    /// listeners, as if it had happened here.
+    pub fn announce(&self, event: &CatalogEvent) {
+        self.emit(event);
+    }
+
     fn emit(&self, event: &CatalogEvent) {
         let listeners: Vec<Listener> = self
             .listeners

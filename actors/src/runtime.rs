@@ -102,6 +102,11 @@ impl Mcpd {
         self.metrics.clone()
     }
 
+    /// The session registry (cluster mode shares it through Redis).
+    pub(crate) fn sessions(&self) -> &Arc<SessionRegistry> {
+        &self.sessions
+    }
+
     /// How many streamable-HTTP sessions are alive.
     pub fn live_sessions(&self) -> usize {
         self.sessions.len()

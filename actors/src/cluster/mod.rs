@@ -48,8 +48,10 @@ use mcpd::tasks::{StoreLimits, TaskStore};
 use crate::metrics::MoreMetrics;
 use crate::runtime::{Mcpd, RuntimeError};
 
+pub(crate) mod sessions;
 mod tasks;
 
+use tasks::heartbeat_key;
 pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
 /// How often a connected instance reads the key ring again.
@@ -184,6 +186,7 @@ pub struct Cluster {
     server: Arc<McpServer>,
     rotation: Duration,
     tasks: RedisTaskStore,
+    client: redis::Client,
 }
 
 /// The URL with its password replaced by `***`.
@@ -216,7 +219,7 @@ impl Cluster {
             .set_response_timeout(Some(COMMAND_TIMEOUT))
             .set_number_of_retries(1)
             .set_max_delay(RETRY);
-        let connection = ConnectionManager::new_lazy_with_config(client, manager_config).map_err(bad_url)?;
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), manager_config).map_err(bad_url)?;
         let mut id = [0u8; 8];
         getrandom::fill(&mut id).map_err(|e| ClusterError::BadUrl { url: url.clone(), reason: e.to_string() })?;
         let instance: String = id.iter().map(|b| format!("{b:02x}")).collect();
@@ -232,7 +235,7 @@ impl Cluster {
         let options = server.options().tasks;
         let limits = StoreLimits { max_tasks: options.max_tasks, max_per_owner: options.max_per_client };
         let tasks = RedisTaskStore::new(connection.clone(), limits, instance);
-        Ok(Cluster { health, connection, server, rotation: config.rotation, tasks })
+        Ok(Cluster { health, connection, server, rotation: config.rotation, tasks, client })
     }
 
     /// The shared task store, for [`Mcpd::with_task_store`].
@@ -258,6 +261,15 @@ impl Cluster {
             health.url,
             self.rotation
         );
+        let shared = Arc::new(sessions::SharedSessions::new(
+            self.connection.clone(),
+            &health.instance,
+            health.clone(),
+            self.server.live_catalog().clone(),
+            Arc::downgrade(runtime.sessions()),
+        ));
+        sessions::start_bus(&shared, self.client.clone());
+        runtime.sessions().share(shared);
         actix_rt::spawn(keep_keys(self.connection.clone(), self.server.clone(), self.rotation, health.clone()));
         actix_rt::spawn(keep_alive(self.tasks.clone(), health));
         Ok(())

@@ -61,7 +61,7 @@ fn relay_key(id: &str) -> String {
 fn owner_key(owner: &str) -> String {
     format!("mcpd:tasks:owner:{owner}")
 }
-fn heartbeat_key(instance: &str) -> String {
+pub(super) fn heartbeat_key(instance: &str) -> String {
     format!("mcpd:instance:{instance}")
 }
 fn instance_tasks_key(instance: &str) -> String {

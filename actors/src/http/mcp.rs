@@ -111,7 +111,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
             super::session::handle(session_id, message, &state, access).await
         }
-        Posted::CreateSession(request) => super::session::create(request, &state),
+        Posted::CreateSession(request) => super::session::create(request, &state).await,
         Posted::MissingSession(request) => {
             state.metrics.rejected(&request);
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());

@@ -31,6 +31,7 @@ use super::reply::{
 };
 use super::stream::{outbox, respond, sse, Exchange, SessionSink};
 use super::AppState;
+use crate::cluster::sessions::ResumeRemote;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
 use crate::queue::{self, Label, QueueLimits};
@@ -82,7 +83,20 @@ fn spawn_session(
         return Err(SpawnError::Full(state.sessions.max()));
     }
     let id = SessionId::random().map_err(|e| SpawnError::NoRandomness(e.to_string()))?;
-    let shared = Arc::new(SessionShared::new(id, negotiated, state.limits.max_in_flight));
+    let handle = start_session(state, id, negotiated, legacy_sse);
+    state.sessions.insert(handle.clone());
+    // Counted here, synchronously: the actor's started() runs only after this handler yields.
+    state.metrics.session_opened();
+    Ok(handle)
+}
+
+/// Starts a session actor and its executor (not registered).
+fn start_session(state: &AppState, id: SessionId, negotiated: Option<Negotiated>, legacy_sse: bool) -> SessionHandle {
+    let mut shared = SessionShared::new(id, negotiated, state.limits.max_in_flight);
+    if let Some(cluster) = state.sessions.cluster().filter(|_| !legacy_sse) {
+        shared = shared.numbered_from(i64::try_from(cluster.number_base()).unwrap_or(1) + 1);
+    }
+    let shared = Arc::new(shared);
     let executor =
         ToolExecutor::new(state.server.clone(), state.limits.tool_timeout, state.counts.clone(), state.metrics.clone())
             .start();
@@ -97,15 +111,50 @@ fn spawn_session(
     )
     .legacy_sse(legacy_sse)
     .start();
-    let handle = SessionHandle { session, executor, shared };
-    state.sessions.insert(handle.clone());
-    // Counted here, synchronously: the actor's started() runs only after this handler yields.
-    state.metrics.session_opened();
+    SessionHandle { session, executor, shared }
+}
+
+/// The session `id` names: this instance's, or (cluster mode) one another instance created,
+/// adopted here from its record in Redis. The error is the response to send.
+async fn find_session(state: &AppState, id: &str) -> Result<SessionHandle, HttpResponse> {
+    if let Some(handle) = state.sessions.get(id) {
+        return Ok(handle);
+    }
+    let Some(cluster) = state.sessions.cluster() else { return Err(session_not_found()) };
+    let record = match cluster.load(id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return Err(session_not_found()),
+        Err(unreachable) => return Err(plain_error(503, ErrorCode::INTERNAL_ERROR, unreachable.to_string())),
+    };
+    if !state.sessions.has_room() {
+        return Err(SpawnError::Full(state.sessions.max()).response());
+    }
+    let mut adopted = false;
+    let handle = state.sessions.get_or_insert_with(id, || {
+        adopted = true;
+        start_session(state, SessionId::adopted(id), Some(record.negotiated.clone()), false)
+    });
+    if adopted {
+        state.metrics.session_opened();
+        log::debug!("session {id} adopted from Redis");
+        if let Some(level) = record.log_level {
+            handle.shared.set_log_level(level);
+        }
+        for uri in record.subscriptions {
+            handle.session.do_send(ChangeSubscription(Subscription::Subscribe(uri)));
+        }
+    }
     Ok(handle)
 }
 
-/// `initialize` without a session id: negotiate, start the session, answer with its id.
-pub(super) fn create(request: Request, state: &AppState) -> HttpResponse {
+/// Cluster mode: Redis's answer turned into the response a request that needed it gets.
+fn unreachable_response(error: &crate::cluster::sessions::Unreachable) -> HttpResponse {
+    plain_error(503, ErrorCode::INTERNAL_ERROR, error.to_string())
+}
+
+/// `initialize` without a session id: negotiate, start the session (in cluster mode: and write
+/// its record to Redis), answer with its id.
+pub(super) async fn create(request: Request, state: &AppState) -> HttpResponse {
     let started = std::time::Instant::now();
     let handshake = match state.server.initialize(request.params.as_ref()) {
         Ok(handshake) => handshake,
@@ -116,10 +165,19 @@ pub(super) fn create(request: Request, state: &AppState) -> HttpResponse {
     };
     let negotiated =
         Negotiated { version: handshake.version, client_capabilities: handshake.client_capabilities.clone() };
-    let handle = match spawn_session(state, Some(negotiated), false) {
+    let handle = match spawn_session(state, Some(negotiated.clone()), false) {
         Ok(handle) => handle,
         Err(error) => return error.response(),
     };
+    if let Some(cluster) = state.sessions.cluster() {
+        let id = handle.shared.id().as_str();
+        if let Err(error) = cluster.create(id, &negotiated, state.session_config.idle_timeout).await {
+            state.sessions.remove(handle.shared.id());
+            handle.session.do_send(Stop { reason: EndReason::Shutdown });
+            state.metrics.request(Method::Initialize, Outcome::Error, started.elapsed());
+            return unreachable_response(&error);
+        }
+    }
     state.metrics.request(Method::Initialize, Outcome::Ok, started.elapsed());
     let mut response = result_response(&request.id, &handshake.result);
     if let Ok(value) = header::HeaderValue::from_str(handle.shared.id().as_str()) {
@@ -135,22 +193,32 @@ pub(super) async fn handle(
     state: &AppState,
     access: Option<Arc<Access>>,
 ) -> HttpResponse {
-    let Some(handle) = state.sessions.get(session_id) else { return session_not_found() };
+    let handle = match find_session(state, session_id).await {
+        Ok(handle) => handle,
+        Err(response) => return response,
+    };
     handle.shared.touch();
-    match deliver(&handle, message) {
+    match deliver(&handle, message, state) {
         Some(request) => request_in_session(handle, request, state, access).await,
         None => HttpResponse::Accepted().finish(),
     }
 }
 
 /// Delivers a client message that is not a request — a cancellation to the executor, an
-/// answer to the server-to-client request awaiting it — and hands a request back.
-fn deliver(handle: &SessionHandle, message: Message) -> Option<Request> {
+/// answer to the server-to-client request awaiting it (in cluster mode, an answer no request
+/// here awaits goes to the other instances) — and hands a request back.
+fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option<Request> {
     match message {
         Message::Request(request) => return Some(request),
         Message::Notification(notification) => route_notification(&handle.executor, &notification),
         Message::Response(response) => {
             if let Some(id) = &response.id {
+                if let Some(cluster) = state.sessions.cluster() {
+                    if !handle.shared.awaits(id) {
+                        cluster.forward_answer(handle.shared.id().as_str(), id, &response.outcome);
+                        return None;
+                    }
+                }
                 if !handle.shared.resolve(id, response.outcome) {
                     log::debug!("session {}: answer to unknown request {id}", handle.shared.id());
                 }
@@ -167,12 +235,19 @@ async fn session_method(
     request: &Request,
     method: Method,
     handle: &SessionHandle,
+    state: &AppState,
 ) -> Option<Result<Reply, ProtocolError>> {
+    let cluster = state.sessions.cluster().filter(|_| handle.shared.negotiated().is_some());
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
         let change = match change {
             Ok(change) => change,
             Err(error) => return Some(Err(error)),
         };
+        if let Some(cluster) = cluster {
+            if let Err(error) = cluster.subscription(handle.shared.id().as_str(), &change).await {
+                return Some(Err(ProtocolError::Internal(error.to_string())));
+            }
+        }
         return Some(match handle.session.send(ChangeSubscription(change)).await {
             Ok(()) => Ok(Reply::Value(json!({}))),
             Err(_) => Err(ProtocolError::Internal("the session ended".into())),
@@ -180,10 +255,19 @@ async fn session_method(
     }
     match method {
         Method::Initialize => Some(Err(ProtocolError::InvalidRequest("this session is already initialized".into()))),
-        Method::SetLogLevel => Some(set_level_param(request.params.as_ref()).map(|level| {
+        Method::SetLogLevel => {
+            let level = match set_level_param(request.params.as_ref()) {
+                Ok(level) => level,
+                Err(error) => return Some(Err(error)),
+            };
+            if let Some(cluster) = cluster {
+                if let Err(error) = cluster.set_level(handle.shared.id().as_str(), level).await {
+                    return Some(Err(ProtocolError::Internal(error.to_string())));
+                }
+            }
             handle.shared.set_log_level(level);
-            Reply::Value(json!({}))
-        })),
+            Some(Ok(Reply::Value(json!({}))))
+        }
         _ => None,
     }
 }
@@ -221,7 +305,7 @@ async fn request_in_session(
         return error_response(Some(&request.id), &error, Era::Stateful);
     };
     let method = Method::parse(&request.method);
-    if let Some(outcome) = session_method(&request, method, &handle).await {
+    if let Some(outcome) = session_method(&request, method, &handle, state).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -248,7 +332,7 @@ async fn request_in_session(
     let exchange = Exchange { id: id.clone(), era: Era::Stateful, execution, messages, close: Some(close) };
     let opened = move || {
         let what = format!("session {}: SSE answer to request {id}", handle.shared.id());
-        SessionSink::open(handle.session, busy, queue, what, edge)
+        SessionSink::open(handle.session, busy, queue, what, edge, id)
     };
     respond(exchange, opened).await
 }
@@ -267,23 +351,24 @@ fn refuse_over_limit(request: &Request, method: Method, handle: &SessionHandle, 
 enum NoSession {
     /// No `Mcp-Session-Id` header (400).
     Missing,
-    /// An id that names no live session (404).
-    Unknown,
 }
 
 impl NoSession {
     fn response(self) -> HttpResponse {
         match self {
             NoSession::Missing => missing_session_id(),
-            NoSession::Unknown => session_not_found(),
         }
     }
 }
 
-/// The session the request's `Mcp-Session-Id` names.
-fn named_session(req: &HttpRequest, state: &AppState) -> Result<SessionHandle, NoSession> {
-    let session_id = req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok());
-    state.sessions.get(session_id.ok_or(NoSession::Missing)?).ok_or(NoSession::Unknown)
+/// The session id the request's `Mcp-Session-Id` names.
+fn named_id(req: &HttpRequest) -> Result<&str, NoSession> {
+    req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok()).ok_or(NoSession::Missing)
+}
+
+/// The session the request's `Mcp-Session-Id` names (adopted from Redis in cluster mode).
+async fn named_session(req: &HttpRequest, state: &AppState) -> Result<SessionHandle, HttpResponse> {
+    find_session(state, named_id(req).map_err(NoSession::response)?).await
 }
 
 /// `GET /mcp`: the standalone stream, or a resumed stream after `Last-Event-ID`.
@@ -291,15 +376,29 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     if !sse::accepts_events(&req) {
         return plain_error(406, ErrorCode::INVALID_REQUEST, "GET /mcp needs Accept: text/event-stream".into());
     }
-    let handle = match named_session(&req, &state) {
+    let handle = match named_session(&req, &state).await {
         Ok(handle) => handle,
-        Err(no_session) => return no_session.response(),
+        Err(response) => return response,
     };
     handle.shared.touch();
     let last_event_id = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let what = format!("session {}: GET stream", handle.shared.id());
     let (tx, rx) = queue::events(QueueLimits::from(&state.limits), what, state.metrics.edge().clone());
-    match handle.session.send(Resume { last_event_id, sender: tx }).await {
+    let remote = last_event_id.as_deref().and_then(crate::session::stream::parse_event_id);
+    let resumed = handle.session.send(Resume { last_event_id, sender: tx.clone() }).await;
+    let resumed = match (resumed, state.sessions.cluster(), remote) {
+        (Ok(Err(ResumeError::UnknownEvent(last))), Some(cluster), Some((stream, after))) => {
+            // Cluster mode: a stream another instance sends, resumed from Redis.
+            match cluster.resume(handle.shared.id().as_str(), stream, after, tx).await {
+                Ok(None) => Ok(Ok(())),
+                Ok(Some(sender)) => handle.session.send(Resume { last_event_id: None, sender }).await,
+                Err(ResumeRemote::Unknown) => Ok(Err(ResumeError::UnknownEvent(last))),
+                Err(ResumeRemote::Unreachable(error)) => return unreachable_response(&error),
+            }
+        }
+        (resumed, _, _) => resumed,
+    };
+    match resumed {
         Ok(Ok(())) => sse::response(rx, handle.shared.busy()),
         Ok(Err(error @ ResumeError::Conflict)) => plain_error(409, ErrorCode::INVALID_REQUEST, error.to_string()),
         Ok(Err(error)) => plain_error(400, ErrorCode::INVALID_REQUEST, error.to_string()),
@@ -307,12 +406,26 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     }
 }
 
-/// `DELETE /mcp`: end the session.
+/// `DELETE /mcp`: end the session (in cluster mode on every instance: its record goes, and
+/// every instance holding a copy is told).
 pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let handle = match named_session(&req, &state) {
-        Ok(handle) => handle,
+    let id = match named_id(&req) {
+        Ok(id) => id,
         Err(no_session) => return no_session.response(),
     };
+    let local = state.sessions.get(id);
+    if let Some(cluster) = state.sessions.cluster() {
+        match cluster.delete(id).await {
+            Ok(existed) if !existed && local.is_none() => return session_not_found(),
+            Ok(_) => {}
+            Err(error) => return unreachable_response(&error),
+        }
+        let Some(handle) = local else { return HttpResponse::Ok().finish() };
+        state.sessions.remove(handle.shared.id());
+        handle.session.do_send(Stop { reason: EndReason::Deleted });
+        return HttpResponse::Ok().finish();
+    }
+    let Some(handle) = local else { return session_not_found() };
     state.sessions.remove(handle.shared.id());
     match handle.session.send(Stop { reason: EndReason::Deleted }).await {
         Ok(()) => HttpResponse::Ok().finish(),
@@ -362,7 +475,7 @@ pub(super) async fn legacy_messages(
         Ok(message) => message,
         Err(rejection) => return rejection_response(&rejection),
     };
-    let Some(mut request) = deliver(&handle, message) else { return HttpResponse::Accepted().finish() };
+    let Some(mut request) = deliver(&handle, message, &state) else { return HttpResponse::Accepted().finish() };
     let access = super::guard::access_of(&req);
     if let Some(refused) = super::guard::tool_refusal(&request, access.as_ref(), &state) {
         return refused;
@@ -386,7 +499,7 @@ pub(super) async fn legacy_messages(
                 });
                 Reply::Value(handshake.result)
             }))
-        } else if let Some(outcome) = session_method(&request, method, &handle).await {
+        } else if let Some(outcome) = session_method(&request, method, &handle, &state).await {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());

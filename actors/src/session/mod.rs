@@ -25,6 +25,7 @@ use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
 use mcpd::server::{Interest, Subscription};
 
+use crate::cluster::sessions::{EventWriter, SharedSessions};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
@@ -64,6 +65,13 @@ pub(crate) struct Session {
     last_keep_alive: Instant,
     end: Option<EndReason>,
     legacy_sse: bool,
+    /// Cluster mode: the shared sessions, this session's event writer (made on first event),
+    /// and when its record was last refreshed.
+    cluster: Option<Arc<SharedSessions>>,
+    writer: Option<EventWriter>,
+    refreshed: Instant,
+    /// The standalone stream's number (0, or this instance's first number in cluster mode).
+    standalone_id: u64,
 }
 
 impl Session {
@@ -77,6 +85,8 @@ impl Session {
         idle_timeout: Duration,
         catalog: Arc<LiveCatalog>,
     ) -> Self {
+        let cluster = registry.cluster().cloned();
+        let standalone_id = cluster.as_ref().map_or(STANDALONE, |c| c.number_base());
         Session {
             shared,
             executor,
@@ -85,12 +95,16 @@ impl Session {
             metrics,
             idle_timeout,
             streams: HashMap::new(),
-            next_stream: STANDALONE + 1,
+            next_stream: standalone_id + 1,
             interest: Interest::every_list(),
             catalog,
             last_keep_alive: Instant::now(),
             end: None,
             legacy_sse: false,
+            cluster,
+            writer: None,
+            refreshed: Instant::now(),
+            standalone_id,
         }
     }
 
@@ -102,11 +116,21 @@ impl Session {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
-        if u128::from(self.shared.idle_for()) >= self.idle_timeout.as_millis() {
+        let idle_for = self.shared.idle_for();
+        if u128::from(idle_for) >= self.idle_timeout.as_millis() {
             log::debug!("session {} expired", self.shared.id());
             self.end = Some(EndReason::Expired);
             ctx.stop();
             return;
+        }
+        if let Some(cluster) = &self.cluster {
+            // Used since the record was last refreshed (or busy now): refresh it, at most every
+            // quarter of the idle time.
+            let since = self.refreshed.elapsed();
+            if since >= self.idle_timeout / 4 && u128::from(idle_for) < since.as_millis() {
+                cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout);
+                self.refreshed = Instant::now();
+            }
         }
         if self.last_keep_alive.elapsed() >= KEEP_ALIVE_INTERVAL {
             self.last_keep_alive = Instant::now();
@@ -114,24 +138,41 @@ impl Session {
                 stream.ping();
             }
         }
-        self.streams.retain(|id, s| *id == STANDALONE || !s.spent());
+        let standalone = self.standalone_id;
+        self.streams.retain(|id, s| *id == standalone || !s.spent());
     }
 
     fn standalone(&mut self) -> &mut Stream {
-        self.streams.entry(STANDALONE).or_default()
+        self.streams.entry(self.standalone_id).or_default()
     }
 
-    /// Sends a message on a stream (the standalone one is opened on first use); a POST stream
-    /// that has delivered its last event is forgotten.
+    /// Sends a message on a stream (the standalone one is opened on first use — in cluster
+    /// mode only by a `GET` here: the instance holding the client's `GET` announces for it); a
+    /// POST stream that has delivered its last event is forgotten.
     fn emit(&mut self, id: u64, message: &[u8], last: bool) {
-        if id == STANDALONE {
-            self.standalone().emit(STANDALONE, message, last);
-        } else if let Some(stream) = self.streams.get_mut(&id) {
-            stream.emit(id, message, last);
-            if stream.spent() {
-                self.streams.remove(&id);
-            }
+        let id = if id == STANDALONE { self.standalone_id } else { id };
+        if id == self.standalone_id && self.cluster.is_some() && !self.streams.contains_key(&id) {
+            return;
         }
+        let standalone = id == self.standalone_id;
+        let stream = if standalone { Some(self.standalone()) } else { self.streams.get_mut(&id) };
+        let Some(stream) = stream else { return };
+        let seq = stream.emit(id, message, last);
+        if !standalone && stream.spent() {
+            self.streams.remove(&id);
+        }
+        if let Some(writer) = self.writer() {
+            writer.event(id, seq, message, last);
+        }
+    }
+
+    /// Cluster mode: this session's event writer.
+    fn writer(&mut self) -> Option<&EventWriter> {
+        let cluster = self.cluster.as_ref()?;
+        if self.writer.is_none() {
+            self.writer = Some(cluster.writer(self.shared.id().as_str(), self.idle_timeout));
+        }
+        self.writer.as_ref()
     }
 }
 
@@ -162,6 +203,8 @@ impl Actor for Session {
 pub(crate) struct OpenStream {
     /// The HTTP response body's sender (bounded: a reader that falls behind is detached).
     pub sender: EventSender,
+    /// The request the stream answers.
+    pub request: Option<mcpd::jsonrpc::RequestId>,
 }
 
 impl Handler<OpenStream> for Session {
@@ -174,6 +217,9 @@ impl Handler<OpenStream> for Session {
         let mut stream = Stream::default();
         stream.attach(id, msg.sender, true);
         self.streams.insert(id, stream);
+        if let (Some(cluster), Some(writer)) = (self.cluster.clone(), self.writer()) {
+            cluster.open_stream(writer, id, msg.request.as_ref());
+        }
         let parked = self.streams.iter().filter(|(_, s)| s.finished() && !s.attached()).count();
         if parked > MAX_PARKED_STREAMS {
             if let Some(oldest) = self.streams.iter().filter(|(_, s)| s.finished()).map(|(id, _)| *id).min() {
@@ -243,22 +289,29 @@ impl Handler<Resume> for Session {
         match msg.last_event_id {
             None => {
                 let prime = !self.legacy_sse;
+                let id = self.standalone_id;
                 let standalone = self.standalone();
                 if standalone.attached() {
                     return Err(ResumeError::Conflict);
                 }
-                standalone.attach(STANDALONE, msg.sender, prime);
+                standalone.attach(id, msg.sender, prime);
                 Ok(())
             }
             Some(last) => {
                 let parsed = stream::parse_event_id(&last);
                 let Some((id, seq)) = parsed else { return Err(ResumeError::UnknownEvent(last)) };
-                let stream = if id == STANDALONE { Some(self.standalone()) } else { self.streams.get_mut(&id) };
+                let standalone = id == self.standalone_id || (id == STANDALONE && self.cluster.is_none());
+                let stream = if standalone {
+                    let id = self.standalone_id;
+                    Some(self.streams.entry(id).or_default())
+                } else {
+                    self.streams.get_mut(&id)
+                };
                 let Some(stream) = stream else { return Err(ResumeError::UnknownEvent(last)) };
                 if !stream.resume(id, seq, msg.sender) {
                     return Err(ResumeError::UnknownEvent(last));
                 }
-                if id != STANDALONE && stream.spent() {
+                if !standalone && stream.spent() {
                     self.streams.remove(&id);
                 }
                 Ok(())

@@ -1,13 +1,14 @@
 //! The registry of live sessions, shared by every HTTP worker. It holds strong addresses, so a
 //! session ends only when told (`Stop`) or when it expires, and removes itself in `stopped()`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix::Addr;
 use dashmap::DashMap;
 
 use super::shared::{SessionId, SessionShared};
 use super::Session;
+use crate::cluster::sessions::SharedSessions;
 use crate::tool_executor::ToolExecutor;
 
 /// What a request handler needs of a session.
@@ -26,12 +27,31 @@ pub(crate) struct SessionHandle {
 pub(crate) struct SessionRegistry {
     sessions: DashMap<Arc<str>, SessionHandle>,
     max: usize,
+    /// Cluster mode: sessions shared through Redis.
+    shared: OnceLock<Arc<SharedSessions>>,
 }
 
 impl SessionRegistry {
     /// An empty registry admitting at most `max` sessions.
     pub(crate) fn new(max: usize) -> Self {
-        SessionRegistry { sessions: DashMap::new(), max }
+        SessionRegistry { sessions: DashMap::new(), max, shared: OnceLock::new() }
+    }
+
+    /// Cluster mode: sessions from now on are shared through Redis (set once).
+    pub(crate) fn share(&self, shared: Arc<SharedSessions>) {
+        let _ = self.shared.set(shared);
+    }
+
+    /// The shared sessions, in cluster mode.
+    pub(crate) fn cluster(&self) -> Option<&Arc<SharedSessions>> {
+        self.shared.get()
+    }
+
+    /// The session with this id, or the one `make` starts and registers when there is none
+    /// (the check and the insertion are one step: two requests adopting a session at once on
+    /// two workers make one session). `make` runs under the registry's shard lock.
+    pub(crate) fn get_or_insert_with(&self, id: &str, make: impl FnOnce() -> SessionHandle) -> SessionHandle {
+        self.sessions.entry(Arc::from(id)).or_insert_with(make).value().clone()
     }
 
     /// The session with this id (a clone of its handle; no lock is held afterwards).

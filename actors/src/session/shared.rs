@@ -24,6 +24,11 @@ use crate::status::now_millis;
 pub(crate) struct SessionId(Arc<str>);
 
 impl SessionId {
+    /// A session id another instance made (cluster mode; checked by the caller).
+    pub(crate) fn adopted(id: &str) -> SessionId {
+        SessionId(Arc::from(id))
+    }
+
     /// A fresh random id.
     ///
     /// # Errors
@@ -102,6 +107,14 @@ impl SessionShared {
             next_request: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Numbers this session's server-to-client requests from `first` on (cluster mode: each
+    /// instance has its own range, so a client's answer names the instance waiting for it).
+    #[must_use]
+    pub(crate) fn numbered_from(self, first: i64) -> Self {
+        self.next_request.store(first, Ordering::Relaxed);
+        self
     }
 
     /// The id.
@@ -183,6 +196,11 @@ impl SessionShared {
             Some(tx) => tx.send(outcome).is_ok(),
             None => false,
         }
+    }
+
+    /// Whether a server-to-client request with this id awaits the client's answer here.
+    pub(crate) fn awaits(&self, id: &RequestId) -> bool {
+        lock(&self.pending).contains_key(id)
     }
 
     /// Forgets a request (timed out).

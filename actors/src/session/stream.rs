@@ -89,8 +89,8 @@ impl Stream {
     }
 
     /// Sends one JSON-RPC message as an event; `last` finishes the stream (and closes the
-    /// connection after it).
-    pub(crate) fn emit(&mut self, stream: u64, json: &[u8], last: bool) {
+    /// connection after it). Answers the event's sequence number.
+    pub(crate) fn emit(&mut self, stream: u64, json: &[u8], last: bool) -> u64 {
         let (seq, id) = self.next_id(stream);
         let event = sse::message(Some(&id), json);
         let delivered = match &self.attached {
@@ -107,12 +107,13 @@ impl Stream {
         if last && delivered {
             // The client has everything; nothing is left to replay.
             self.buffer.clear();
-            return;
+            return seq;
         }
         self.buffer.push_back((seq, event));
         while self.buffer.len() > REPLAY_CAPACITY {
             self.buffer.pop_front();
         }
+        seq
     }
 
     /// Sends a keep-alive comment if attached; drops a connection that is gone.

@@ -204,17 +204,19 @@ pub(super) struct SessionSink {
 }
 
 impl SessionSink {
-    /// Opens a new stream of `session` and the response it feeds (404 when the session ended);
-    /// `what` names the stream in a cut-off's log line.
+    /// Opens a new stream of `session` for the answer to `request` and the response it feeds
+    /// (404 when the session ended); `what` names the stream in a cut-off's log line.
     pub(super) async fn open(
         session: Addr<Session>,
         busy: BusyGuard,
         limits: QueueLimits,
         what: String,
         edge: Arc<EdgeCounters>,
+        request: RequestId,
     ) -> Result<(SessionSink, HttpResponse), HttpResponse> {
         let (body, events) = queue::events(limits, what, edge);
-        let stream = session.send(OpenStream { sender: body }).await.map_err(|_| session_not_found())?;
+        let opened = OpenStream { sender: body, request: Some(request) };
+        let stream = session.send(opened).await.map_err(|_| session_not_found())?;
         Ok((SessionSink { session, stream, _busy: busy }, sse::response(events, ())))
     }
 }

@@ -1,0 +1,715 @@
+//! Sessions any instance can serve (cluster mode), and the notification bus.
+//!
+//! A streamable-HTTP session (2025-03-26 … 2025-11-25) is created on the instance that got its
+//! `initialize`, but its later requests may land on any instance behind the balancer. What
+//! they need is in Redis:
+//!
+//! - **The record** `mcpd:session:<id>`, a hash: `version`, `caps` (the client's capabilities,
+//!   JSON), `level` (the log level set), `sub:<uri>` for each resource subscription. It expires
+//!   after the idle time; the instances holding the session refresh it while it is used
+//!   ([`SharedSessions::keep_alive`], at most every quarter of the idle time). An instance that
+//!   gets a request for a session it does not hold reads the record (one round trip, once per
+//!   instance and session) and *adopts* the session: a local `Session` actor with the same id
+//!   whose work runs where its requests land. Only DELETE (or the record's expiry) ends a session
+//!   everywhere; a local copy that idles ends alone.
+//! - **Event streams** `mcpd:events:<session>:<stream>`: every SSE event a session's streams
+//!   send, written in order by one writer task per session ([`EventWriter`]; pipelined, bounded,
+//!   at most [`REPLAY_CAPACITY`] events kept per stream, expiring with the idle time), with the
+//!   stream's owner instance and request id in `mcpd:stream:<session>:<stream>`. A `GET` with a
+//!   `Last-Event-ID` of a stream another instance sends is replayed from there and then tailed
+//!   every [`TAIL_POLL`] until its last event; when the owner's heartbeat is gone (it died), the
+//!   request ends with a JSON-RPC error event. Stream numbers and server-to-client request ids
+//!   carry the instance's random 20-bit tag in their high bits, so no two instances use the same.
+//! - **The bus**, the pub/sub channel [`BUS`]: the client's answer to a server-to-client request
+//!   that reached another instance (the waiting instance resolves it), a session's DELETE, log
+//!   level and subscription changes (applied to every local copy), and catalog changes
+//!   (`list_changed`, `resources/updated`: re-announced on every other instance to its sessions,
+//!   stdio clients and `subscriptions/listen` streams; an event already seen within [`DEDUP`]
+//!   — every instance watching the same files sees the same change — is dropped). The bus is
+//!   fire-and-forget: what is published while an instance's subscription is down is lost to it
+//!   (it resubscribes by itself every [`RETRY`]).
+//!
+//! Without `--redis` none of this exists. The 2024-11-05 HTTP+SSE transport, whose stream is
+//! its session, stays on the instance that opened it.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mcpd::catalog::{CatalogEvent, LiveCatalog};
+use mcpd::context::LogLevel;
+use mcpd::jsonrpc::{ErrorCode, ErrorObject, RequestId};
+use mcpd::server::Subscription;
+use mcpd::version::ProtocolVersion;
+use redis::aio::ConnectionManager;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::{heartbeat_key, Health, RETRY};
+use crate::http::stream::sse;
+use crate::queue::EventSender;
+use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
+use crate::session::{ChangeSubscription, EndReason, Negotiated, SessionRegistry, Stop};
+
+/// The pub/sub channel every instance listens on.
+pub(crate) const BUS: &str = "mcpd:bus";
+/// How often a stream resumed on another instance than its owner's is read again.
+pub(crate) const TAIL_POLL: Duration = Duration::from_millis(100);
+/// A catalog change seen again within this time (from the bus or locally) is not announced twice.
+pub(crate) const DEDUP: Duration = Duration::from_secs(1);
+/// Events a session's writer may have queued before more are dropped (and counted as errors).
+const WRITER_QUEUE: usize = 1024;
+/// The low bits of a stream number or request id an instance counts in; above them, its tag.
+const TAG_SHIFT: u32 = 32;
+/// Longest session id looked up in Redis (mcpd makes 32 hex digits).
+const MAX_SESSION_ID: usize = 64;
+
+fn record_key(session: &str) -> String {
+    format!("mcpd:session:{session}")
+}
+fn events_key(session: &str, stream: u64) -> String {
+    format!("mcpd:events:{session}:{stream}")
+}
+fn stream_key(session: &str, stream: u64) -> String {
+    format!("mcpd:stream:{session}:{stream}")
+}
+
+thread_local! {
+    /// Set while a change heard on the bus is announced, so it is not published again.
+    static FROM_BUS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a session's record holds.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionRecord {
+    /// The handshake.
+    pub negotiated: Negotiated,
+    /// The level `logging/setLevel` set.
+    pub log_level: Option<LogLevel>,
+    /// Subscribed resource URIs.
+    pub subscriptions: Vec<String>,
+}
+
+/// Why a shared-session operation failed: Redis did not answer (the message says how).
+#[derive(Debug, Clone, derive_more::Display)]
+#[display("cluster: Redis is unreachable ({_0})")]
+pub(crate) struct Unreachable(String);
+
+/// Sessions shared through Redis, and the bus. Made by [`super::Cluster::start`], held by the
+/// session registry.
+pub(crate) struct SharedSessions {
+    connection: ConnectionManager,
+    instance: Arc<str>,
+    tag: u64,
+    health: Arc<Health>,
+    catalog: Arc<LiveCatalog>,
+    registry: Weak<SessionRegistry>,
+    /// Catalog changes seen lately (announced here or heard on the bus).
+    recent: Mutex<VecDeque<(Instant, CatalogEvent)>>,
+}
+
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSessions").field("instance", &self.instance).field("tag", &self.tag).finish()
+    }
+}
+
+/// Whether `id` could be a session id (what is looked up in Redis: visible ASCII, bounded).
+pub(crate) fn plausible_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_SESSION_ID && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+impl SharedSessions {
+    pub(super) fn new(
+        connection: ConnectionManager,
+        instance: &str,
+        health: Arc<Health>,
+        catalog: Arc<LiveCatalog>,
+        registry: Weak<SessionRegistry>,
+    ) -> Self {
+        let mut bytes = [0u8; 4];
+        let _ = getrandom::fill(&mut bytes);
+        // 20 bits, never 0 (0 is a single instance's numbering): ids stay below 2^53, exact in
+        // every client's JSON numbers.
+        let tag = u64::from(u32::from_le_bytes(bytes) % ((1 << 20) - 1) + 1);
+        SharedSessions {
+            connection,
+            instance: Arc::from(instance),
+            tag,
+            health,
+            catalog,
+            registry,
+            recent: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The first number of this instance's streams and server-to-client requests.
+    pub(crate) fn number_base(&self) -> u64 {
+        self.tag << TAG_SHIFT
+    }
+
+    fn failed(&self, error: &redis::RedisError) -> Unreachable {
+        self.health.failed(error);
+        Unreachable(error.to_string())
+    }
+
+    /// Writes a new session's record (awaited: the next request may land anywhere).
+    pub(crate) async fn create(
+        &self,
+        session: &str,
+        negotiated: &Negotiated,
+        idle: Duration,
+    ) -> Result<(), Unreachable> {
+        let key = record_key(session);
+        let caps = serde_json::to_string(&*negotiated.client_capabilities).unwrap_or_else(|_| "{}".into());
+        redis::pipe()
+            .atomic()
+            .cmd("HSET")
+            .arg(&key)
+            .arg("version")
+            .arg(negotiated.version.as_str())
+            .arg("caps")
+            .arg(caps)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(millis(idle))
+            .ignore()
+            .query_async::<()>(&mut self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))
+    }
+
+    /// The record of a session another instance created; `None` when there is none (ended,
+    /// expired, never existed).
+    pub(crate) async fn load(&self, session: &str) -> Result<Option<SessionRecord>, Unreachable> {
+        if !plausible_id(session) {
+            return Ok(None);
+        }
+        let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+            .arg(record_key(session))
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))?;
+        let mut version = None;
+        let mut caps = None;
+        let mut log_level = None;
+        let mut subscriptions = Vec::new();
+        for (field, value) in fields {
+            match field.as_str() {
+                "version" => version = ProtocolVersion::parse(&value),
+                "caps" => caps = serde_json::from_str::<Value>(&value).ok(),
+                "level" => log_level = LogLevel::parse(&value),
+                _ => {
+                    if let Some(uri) = field.strip_prefix("sub:") {
+                        subscriptions.push(uri.to_owned());
+                    }
+                }
+            }
+        }
+        let Some(version) = version else { return Ok(None) };
+        let client_capabilities = Arc::new(caps.unwrap_or_else(|| json!({})));
+        Ok(Some(SessionRecord { negotiated: Negotiated { version, client_capabilities }, log_level, subscriptions }))
+    }
+
+    /// Refreshes a used session's record (not awaited; a failure is counted).
+    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration) {
+        let this = self.clone();
+        let key = record_key(session);
+        actix_rt::spawn(async move {
+            let refreshed =
+                redis::cmd("PEXPIRE").arg(key).arg(millis(idle)).query_async::<i64>(&mut this.connection.clone()).await;
+            if let Err(error) = refreshed {
+                this.failed(&error);
+            }
+        });
+    }
+
+    /// `logging/setLevel` in a session: recorded, and every instance's copy told.
+    pub(crate) async fn set_level(&self, session: &str, level: LogLevel) -> Result<(), Unreachable> {
+        let name = level_name(level);
+        let message = json!({"k": "level", "o": &*self.instance, "s": session, "level": name});
+        redis::pipe()
+            .cmd("HSET")
+            .arg(record_key(session))
+            .arg("level")
+            .arg(name)
+            .ignore()
+            .cmd("PUBLISH")
+            .arg(BUS)
+            .arg(message.to_string())
+            .ignore()
+            .query_async::<()>(&mut self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))
+    }
+
+    /// `resources/(un)subscribe` in a session: recorded, and every instance's copy told.
+    pub(crate) async fn subscription(&self, session: &str, change: &Subscription) -> Result<(), Unreachable> {
+        let (uri, on) = match change {
+            Subscription::Subscribe(uri) => (uri, true),
+            Subscription::Unsubscribe(uri) => (uri, false),
+        };
+        let message = json!({"k": "sub", "o": &*self.instance, "s": session, "uri": uri, "on": on});
+        let mut pipe = redis::pipe();
+        if on {
+            pipe.cmd("HSET").arg(record_key(session)).arg(format!("sub:{uri}")).arg("1").ignore();
+        } else {
+            pipe.cmd("HDEL").arg(record_key(session)).arg(format!("sub:{uri}")).ignore();
+        }
+        pipe.cmd("PUBLISH")
+            .arg(BUS)
+            .arg(message.to_string())
+            .ignore()
+            .query_async::<()>(&mut self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))
+    }
+
+    /// DELETE: the record goes and every instance ends its copy. Answers whether the record
+    /// was there.
+    pub(crate) async fn delete(&self, session: &str) -> Result<bool, Unreachable> {
+        if !plausible_id(session) {
+            return Ok(false);
+        }
+        let message = json!({"k": "end", "o": &*self.instance, "s": session});
+        let (deleted,): (i64,) = redis::pipe()
+            .cmd("DEL")
+            .arg(record_key(session))
+            .cmd("PUBLISH")
+            .arg(BUS)
+            .arg(message.to_string())
+            .ignore()
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))?;
+        Ok(deleted > 0)
+    }
+
+    /// The client's answer to a request this instance does not wait for: the instance that
+    /// does resolves it (not awaited).
+    pub(crate) fn forward_answer(
+        self: &Arc<Self>,
+        session: &str,
+        id: &RequestId,
+        outcome: &Result<Value, ErrorObject>,
+    ) {
+        let mut message = json!({"k": "answer", "o": &*self.instance, "s": session, "id": id});
+        match outcome {
+            Ok(result) => message["result"] = result.clone(),
+            Err(error) => message["error"] = json!(error),
+        }
+        self.publish(message.to_string());
+    }
+
+    fn publish(self: &Arc<Self>, message: String) {
+        let this = self.clone();
+        actix_rt::spawn(async move {
+            let published =
+                redis::cmd("PUBLISH").arg(BUS).arg(message).query_async::<i64>(&mut this.connection.clone()).await;
+            if let Err(error) = published {
+                this.failed(&error);
+            }
+        });
+    }
+
+    /// Records a stream's owner and request (not awaited).
+    pub(crate) fn open_stream(&self, writer: &EventWriter, stream: u64, request: Option<&RequestId>) {
+        let request = request.map(|id| serde_json::to_string(id).unwrap_or_default()).unwrap_or_default();
+        writer.send(Write::Open { stream, request });
+    }
+
+    /// A session's event writer (one task, in order).
+    pub(crate) fn writer(self: &Arc<Self>, session: &str, idle: Duration) -> EventWriter {
+        let (tx, rx) = mpsc::channel(WRITER_QUEUE);
+        actix_rt::spawn(write_events(self.clone(), Arc::from(session), idle, rx));
+        EventWriter { tx, health: self.health.clone() }
+    }
+
+    /// A catalog change here: published for the other instances (unless it came from there).
+    fn announce_local(self: &Arc<Self>, event: &CatalogEvent) {
+        if FROM_BUS.with(Cell::get) {
+            return;
+        }
+        self.seen(event);
+        let message = json!({"k": "catalog", "o": &*self.instance, "e": event_json(event)});
+        self.publish(message.to_string());
+    }
+
+    /// Whether `event` was seen within [`DEDUP`]; remembers it.
+    fn seen(&self, event: &CatalogEvent) -> bool {
+        let now = Instant::now();
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        while recent.front().is_some_and(|(at, _)| now.duration_since(*at) > DEDUP) {
+            recent.pop_front();
+        }
+        let seen = recent.iter().any(|(_, e)| e == event);
+        if recent.len() < 1024 {
+            recent.push_back((now, event.clone()));
+        }
+        seen
+    }
+
+    /// One message from the bus.
+    fn heard(&self, payload: &[u8]) {
+        let Ok(message) = serde_json::from_slice::<Value>(payload) else {
+            log::debug!("cluster: unreadable bus message ignored");
+            return;
+        };
+        if message["o"].as_str() == Some(&*self.instance) {
+            return;
+        }
+        if message["k"] == "catalog" {
+            if let Some(event) = event_from_json(&message["e"]) {
+                if !self.seen(&event) {
+                    FROM_BUS.with(|f| f.set(true));
+                    self.catalog.announce(&event);
+                    FROM_BUS.with(|f| f.set(false));
+                }
+            }
+            return;
+        }
+        let Some(registry) = self.registry.upgrade() else { return };
+        let Some(handle) = message["s"].as_str().and_then(|s| registry.get(s)) else { return };
+        match message["k"].as_str() {
+            Some("answer") => {
+                let Ok(id) = serde_json::from_value::<RequestId>(message["id"].clone()) else { return };
+                let outcome = match message.get("error") {
+                    Some(error) => Err(serde_json::from_value(error.clone())
+                        .unwrap_or_else(|_| ErrorObject::new(ErrorCode::INTERNAL_ERROR, "unreadable error"))),
+                    None => Ok(message["result"].clone()),
+                };
+                handle.shared.resolve(&id, outcome);
+            }
+            Some("end") => {
+                registry.remove(handle.shared.id());
+                handle.session.do_send(Stop { reason: EndReason::Deleted });
+            }
+            Some("level") => {
+                if let Some(level) = message["level"].as_str().and_then(LogLevel::parse) {
+                    handle.shared.set_log_level(level);
+                }
+            }
+            Some("sub") => {
+                let Some(uri) = message["uri"].as_str() else { return };
+                let change = if message["on"] == true {
+                    Subscription::Subscribe(uri.to_owned())
+                } else {
+                    Subscription::Unsubscribe(uri.to_owned())
+                };
+                handle.session.do_send(ChangeSubscription(change));
+            }
+            _ => {}
+        }
+    }
+
+    /// `GET` + `Last-Event-ID` of a stream this instance does not hold: replays it from Redis
+    /// after `after`, then follows it until its last event (or, for a standalone stream, hands
+    /// `sender` back to be attached to this instance's standalone stream). `Ok(None)` when the
+    /// stream is done (or followed); `Err(())` when Redis knows no such stream.
+    pub(crate) async fn resume(
+        self: &Arc<Self>,
+        session: &str,
+        stream: u64,
+        after: u64,
+        sender: EventSender,
+    ) -> Result<Option<EventSender>, ResumeRemote> {
+        let events = events_key(session, stream);
+        let meta = stream_key(session, stream);
+        let (owner, request, entries): (Option<String>, Option<String>, Vec<Entry>) = redis::pipe()
+            .cmd("HGET")
+            .arg(&meta)
+            .arg("owner")
+            .cmd("HGET")
+            .arg(&meta)
+            .arg("request")
+            .cmd("XRANGE")
+            .arg(&events)
+            .arg(format!("(0-{after}"))
+            .arg("+")
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(|e| ResumeRemote::Unreachable(self.failed(&e)))?;
+        let Some(owner) = owner else { return Err(ResumeRemote::Unknown) };
+        sender.push(sse::priming(&format!("{stream}:{after}"), SSE_RETRY));
+        let mut last_seq = after;
+        if deliver(&sender, stream, &entries, &mut last_seq) {
+            return Ok(None);
+        }
+        if stream & ((1 << TAG_SHIFT) - 1) == 0 {
+            // Another instance's standalone stream: what it sent is replayed; from now on this
+            // instance's own standalone stream carries the session's notifications.
+            return Ok(Some(sender));
+        }
+        let request = request.and_then(|r| serde_json::from_str::<RequestId>(&r).ok());
+        let this = self.clone();
+        actix_rt::spawn(async move { this.follow(events, owner, request, stream, last_seq, sender).await });
+        Ok(None)
+    }
+
+    /// Follows another instance's stream until its last event, the client going away, or the
+    /// owner dying (the request then ends with an error event).
+    async fn follow(
+        self: Arc<Self>,
+        events: String,
+        owner: String,
+        request: Option<RequestId>,
+        stream: u64,
+        mut last_seq: u64,
+        sender: EventSender,
+    ) {
+        let mut quiet = Duration::ZERO;
+        let mut last_ping = Instant::now();
+        loop {
+            tokio::select! {
+                () = actix_rt::time::sleep(TAIL_POLL) => {}
+                () = sender.closed() => return,
+            }
+            let read: redis::RedisResult<(Vec<Entry>, i64)> = redis::pipe()
+                .cmd("XRANGE")
+                .arg(&events)
+                .arg(format!("(0-{last_seq}"))
+                .arg("+")
+                .cmd("EXISTS")
+                .arg(heartbeat_key(&owner))
+                .query_async(&mut self.connection.clone())
+                .await;
+            let (entries, owner_alive) = match read {
+                Ok(read) => read,
+                Err(error) => {
+                    self.failed(&error);
+                    continue;
+                }
+            };
+            let before = last_seq;
+            if deliver(&sender, stream, &entries, &mut last_seq) {
+                return;
+            }
+            if last_seq == before {
+                quiet += TAIL_POLL;
+            } else {
+                quiet = Duration::ZERO;
+            }
+            if owner_alive == 0 && quiet >= TAIL_POLL * 5 {
+                if let Some(id) = &request {
+                    let error: Result<Value, _> = Err(mcpd::ProtocolError::Internal(
+                        "the instance serving this request stopped before answering it".into(),
+                    ));
+                    let message = mcpd::server::encode_answer(id, mcpd::version::Era::Stateful, &error);
+                    sender.push(sse::message(Some(&format!("{stream}:{}", last_seq + 1)), &message));
+                }
+                log::info!("cluster: stream {stream} of instance {owner}, which stopped, ended with an error");
+                return;
+            }
+            if last_ping.elapsed() >= sse::KEEP_ALIVE_INTERVAL {
+                last_ping = Instant::now();
+                if !sender.push(sse::keep_alive()) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Why a stream could not be resumed from Redis.
+#[derive(Debug)]
+pub(crate) enum ResumeRemote {
+    /// Redis knows no such stream.
+    Unknown,
+    /// Redis did not answer.
+    Unreachable(Unreachable),
+}
+
+/// One stream entry as XRANGE answers it: (id, [field, value, …]).
+type Entry = (String, Vec<(String, Vec<u8>)>);
+
+/// Sends `entries` (after `last_seq`) as events of `stream`; answers whether the last one was
+/// the stream's final event (or the reader is gone).
+fn deliver(sender: &EventSender, stream: u64, entries: &[Entry], last_seq: &mut u64) -> bool {
+    for (id, fields) in entries {
+        let Some(seq) = id.strip_prefix("0-").and_then(|s| s.parse::<u64>().ok()) else { continue };
+        if seq <= *last_seq {
+            continue;
+        }
+        *last_seq = seq;
+        let mut message: &[u8] = &[];
+        let mut last = false;
+        for (field, value) in fields {
+            match field.as_str() {
+                "m" => message = value,
+                "l" => last = true,
+                _ => {}
+            }
+        }
+        if !sender.push_replayed(sse::message(Some(&format!("{stream}:{seq}")), message)) {
+            return true;
+        }
+        if last {
+            return true;
+        }
+    }
+    false
+}
+
+/// What a session's writer writes.
+#[derive(Debug)]
+enum Write {
+    Open { stream: u64, request: String },
+    Event { stream: u64, seq: u64, message: Vec<u8>, last: bool },
+}
+
+/// A session's event writer: events are written in the order sent, pipelined.
+#[derive(Debug, Clone)]
+pub(crate) struct EventWriter {
+    tx: mpsc::Sender<Write>,
+    health: Arc<Health>,
+}
+
+impl EventWriter {
+    /// Queues one event of `stream` (dropped and counted as an error when the writer is
+    /// [`WRITER_QUEUE`] behind: the local replay buffer still has it).
+    pub(crate) fn event(&self, stream: u64, seq: u64, message: &[u8], last: bool) {
+        self.send(Write::Event { stream, seq, message: message.to_vec(), last });
+    }
+
+    fn send(&self, write: Write) {
+        if self.tx.try_send(write).is_err() {
+            self.health.errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+async fn write_events(shared: Arc<SharedSessions>, session: Arc<str>, idle: Duration, mut rx: mpsc::Receiver<Write>) {
+    let mut batch = Vec::new();
+    while rx.recv_many(&mut batch, 64).await > 0 {
+        let mut pipe = redis::pipe();
+        for write in batch.drain(..) {
+            match write {
+                Write::Open { stream, request } => {
+                    let key = stream_key(&session, stream);
+                    pipe.cmd("HSET")
+                        .arg(&key)
+                        .arg("owner")
+                        .arg(&*shared.instance)
+                        .arg("request")
+                        .arg(request)
+                        .ignore()
+                        .cmd("PEXPIRE")
+                        .arg(&key)
+                        .arg(millis(idle))
+                        .ignore();
+                }
+                Write::Event { stream, seq, message, last } => {
+                    let key = events_key(&session, stream);
+                    pipe.cmd("XADD")
+                        .arg(&key)
+                        .arg("MAXLEN")
+                        .arg("~")
+                        .arg(REPLAY_CAPACITY)
+                        .arg(format!("0-{seq}"))
+                        .arg("m")
+                        .arg(message);
+                    if last {
+                        pipe.arg("l").arg("1");
+                    }
+                    pipe.ignore().cmd("PEXPIRE").arg(&key).arg(millis(idle)).ignore();
+                    pipe.cmd("PEXPIRE").arg(stream_key(&session, stream)).arg(millis(idle)).ignore();
+                }
+            }
+        }
+        if let Err(error) = pipe.query_async::<()>(&mut shared.connection.clone()).await {
+            shared.failed(&error);
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+fn level_name(level: LogLevel) -> String {
+    serde_json::to_value(level).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+fn event_json(event: &CatalogEvent) -> Value {
+    match event {
+        CatalogEvent::ToolsChanged => json!({"kind": "tools"}),
+        CatalogEvent::PromptsChanged => json!({"kind": "prompts"}),
+        CatalogEvent::ResourcesChanged => json!({"kind": "resources"}),
+        CatalogEvent::ResourceUpdated(uri) => json!({"kind": "updated", "uri": uri}),
+    }
+}
+
+fn event_from_json(value: &Value) -> Option<CatalogEvent> {
+    Some(match value["kind"].as_str()? {
+        "tools" => CatalogEvent::ToolsChanged,
+        "prompts" => CatalogEvent::PromptsChanged,
+        "resources" => CatalogEvent::ResourcesChanged,
+        "updated" => CatalogEvent::ResourceUpdated(value["uri"].as_str()?.to_owned()),
+        _ => return None,
+    })
+}
+
+/// Starts the bus: publishes this instance's catalog changes and listens for the others'
+/// messages, resubscribing by itself.
+pub(super) fn start_bus(shared: &Arc<SharedSessions>, client: redis::Client) {
+    let publisher = Arc::downgrade(shared);
+    shared.catalog.listen(move |event| {
+        if let Some(shared) = publisher.upgrade() {
+            shared.announce_local(event);
+        }
+    });
+    let shared = shared.clone();
+    actix_rt::spawn(async move {
+        loop {
+            match client.get_async_pubsub().await {
+                Ok(mut pubsub) => match pubsub.subscribe(BUS).await {
+                    Ok(()) => {
+                        log::debug!("cluster: listening on {BUS}");
+                        let mut messages = pubsub.on_message();
+                        while let Some(message) = messages.next().await {
+                            shared.heard(message.get_payload_bytes());
+                        }
+                        log::warn!("cluster: the bus subscription ended; subscribing again");
+                    }
+                    Err(error) => {
+                        shared.failed(&error);
+                    }
+                },
+                Err(error) => {
+                    shared.failed(&error);
+                }
+            }
+            actix_rt::time::sleep(RETRY).await;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_events_cross_the_bus_unchanged() {
+        for event in [
+            CatalogEvent::ToolsChanged,
+            CatalogEvent::PromptsChanged,
+            CatalogEvent::ResourcesChanged,
+            CatalogEvent::ResourceUpdated("file:///a b".into()),
+        ] {
+            assert_eq!(event_from_json(&event_json(&event)), Some(event));
+        }
+        assert_eq!(event_from_json(&json!({"kind": "other"})), None);
+    }
+
+    #[test]
+    fn only_plausible_session_ids_are_looked_up() {
+        assert!(plausible_id("0123456789abcdef0123456789abcdef"));
+        assert!(!plausible_id(""));
+        assert!(!plausible_id("a:b"));
+        assert!(!plausible_id("*"));
+        assert!(!plausible_id(&"a".repeat(65)));
+    }
+}
