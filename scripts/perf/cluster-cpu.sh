@@ -6,7 +6,8 @@
 #     with Redis;
 #   - in a session (2025-11-25, session.lua, -t8 -c8: a session per connection, initialized by
 #     the connection's first request): one instance vs three with Redis (without Redis a session
-#     is unknown to two instances of three, so there is no such mode to compare).
+#     is unknown to two instances of three, so there is no such mode to compare), and stateless
+#     at that concurrency (-t8 -c8) on both as the reference.
 # Prints the mcpd processes' CPU per request in each mode, the ratios to the single instance,
 # and nginx's and Redis's share (/proc utime+stime; nginx's worker included); one line per mode
 # and round.
@@ -84,6 +85,7 @@ load() { # URL SECONDS SCRIPT WRK_ARGS...: the number of requests answered 2xx (
 }
 stateless_load() { load "$1" "$2" stateless.lua -t1 -c16; } # URL SECONDS
 session_load() { load "$1" "$2" session.lua -t8 -c8; } # URL SECONDS
+stateless8_load() { load "$1" "$2" stateless.lua -t8 -c8; } # URL SECONDS: session_load's concurrency
 for url in "$single" "$plain_proxy" "$proxy"; do stateless_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
 for url in "$single" "$proxy"; do session_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
 per_request() { awk -v t="$1" -v n="$2" 'BEGIN{printf "%.1f", t * 10000 / n}'; }  # 10 ms ticks -> us
@@ -101,14 +103,19 @@ for _ in $(seq "$rounds"); do
   awk -v a="$one" -v b="$three" -v c="$redis_mode" -v bn="$three_nginx" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
     printf "mcpd CPU us/req: one instance %.1f; 3 behind nginx %.1f (%.2fx, nginx %.1f); 3 --redis behind nginx %.1f (%.2fx of one, %.2fx of 3 without Redis; nginx %.1f, redis %.1f)\n",
       a, b, b / a, bn, c, c / a, c / b, cn, r }'
-  t0=$(ticks "$single_pid"); n=$(session_load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
-  one=$(per_request $((t1 - t0)) "$n")
-  t0=$(ticks "${clustered[@]}"); x0=$(ticks $(nginx_all)); r0=$(ticks "$redis_pid")
-  n=$(session_load "http://127.0.0.1:$proxy/mcp" "$secs")
-  t1=$(ticks "${clustered[@]}"); x1=$(ticks $(nginx_all)); r1=$(ticks "$redis_pid")
-  redis_mode=$(per_request $((t1 - t0)) "$n"); redis_nginx=$(per_request $((x1 - x0)) "$n")
-  redis_own=$(per_request $((r1 - r0)) "$n")
-  awk -v a="$one" -v c="$redis_mode" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
-    printf "session mode, mcpd CPU us/req: one instance %.1f; 3 --redis behind nginx %.1f (%.2fx of one; nginx %.1f, redis %.1f)\n",
-      a, c, c / a, cn, r }'
+  # Session mode, with stateless calls at the same concurrency (-t8 -c8) as the reference: what
+  # the cluster adds to sessions beyond spreading the load is the ratio of the two ratios.
+  for mode in session stateless8; do
+    t0=$(ticks "$single_pid"); n=$(${mode}_load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
+    one=$(per_request $((t1 - t0)) "$n")
+    t0=$(ticks "${clustered[@]}"); x0=$(ticks $(nginx_all)); r0=$(ticks "$redis_pid")
+    n=$(${mode}_load "http://127.0.0.1:$proxy/mcp" "$secs")
+    t1=$(ticks "${clustered[@]}"); x1=$(ticks $(nginx_all)); r1=$(ticks "$redis_pid")
+    redis_mode=$(per_request $((t1 - t0)) "$n"); redis_nginx=$(per_request $((x1 - x0)) "$n")
+    redis_own=$(per_request $((r1 - r0)) "$n")
+    [ "$mode" = session ] && label="session mode" || label="stateless -t8 -c8"
+    awk -v m="$label" -v a="$one" -v c="$redis_mode" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
+      printf "%s, mcpd CPU us/req: one instance %.1f; 3 --redis behind nginx %.1f (%.2fx of one; nginx %.1f, redis %.1f)\n",
+        m, a, c, c / a, cn, r }'
+  done
 done

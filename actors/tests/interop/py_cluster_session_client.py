@@ -23,8 +23,9 @@ step lands (A, B, C: the three ports):
     anything else                           round-robin A, B, C
 
 After the SDK's session ends (its DELETE went to A), a POST tools/list naming the deleted
-session is sent to B and to C: the statuses are reported (404 on both when the deletion is
-shared).
+session is sent to B and to C, again every 50 ms for up to 2 s until it is answered 404 (an
+instance ends its copy when the DELETE's bus message reaches it): the last statuses are reported
+(404 on both when the deletion is shared).
 
 Writes exactly one JSON line to stdout:
 
@@ -48,6 +49,7 @@ import traceback
 from typing import Any
 
 OVERALL_TIMEOUT_S = 60.0
+BUS_DELIVERY_S = 2.0  # how long a DELETE may take to end the other instances' copies
 ELICITATION_MESSAGE = "Which instance are you on?"
 ELICITATION_ANSWER = {"username": "cluster-user", "email": "cluster@example.com"}
 
@@ -87,6 +89,7 @@ ROUTES = {
 
 
 async def run(url: str, ports: list[int]) -> dict[str, Any]:
+    import anyio
     import httpx2  # the SDK's HTTP stack in v2 (fork of httpx); a dependency of `mcp`
     from mcp import types
     from mcp.client import Client
@@ -167,17 +170,23 @@ async def run(url: str, ports: list[int]) -> dict[str, Any]:
     if wire["sessionId"] is not None:
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(OVERALL_TIMEOUT_S)) as plain:
             for name, port in (("B", ports[1]), ("C", ports[2])):
-                response = await plain.post(
-                    f"http://127.0.0.1:{port}/mcp",
-                    headers={
-                        "content-type": "application/json",
-                        "accept": "application/json, text/event-stream",
-                        "mcp-session-id": wire["sessionId"],
-                        "mcp-protocol-version": out["protocolVersion"],
-                    },
-                    content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}),
-                )
-                after[name] = response.status_code
+                # An instance that adopted the session ends its copy when the DELETE's bus
+                # message reaches it (milliseconds): asked again until it answers 404.
+                with anyio.move_on_after(BUS_DELIVERY_S):
+                    while after.get(name) != 404:
+                        if name in after:
+                            await anyio.sleep(0.05)
+                        response = await plain.post(
+                            f"http://127.0.0.1:{port}/mcp",
+                            headers={
+                                "content-type": "application/json",
+                                "accept": "application/json, text/event-stream",
+                                "mcp-session-id": wire["sessionId"],
+                                "mcp-protocol-version": out["protocolVersion"],
+                            },
+                            content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}),
+                        )
+                        after[name] = response.status_code
 
     return {
         "ports": {"A": ports[0], "B": ports[1], "C": ports[2]},
