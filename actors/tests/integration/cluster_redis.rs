@@ -78,7 +78,7 @@ impl Drop for Redis {
 }
 
 /// `redis-cli -p PORT ARGS` (raw output, trimmed); None when it failed.
-fn cli(port: u16, args: &[&str]) -> Option<String> {
+pub(crate) fn cli(port: u16, args: &[&str]) -> Option<String> {
     let output =
         Command::new("redis-cli").args(["-h", "127.0.0.1", "-p", &port.to_string()]).args(args).output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
