@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # Cluster mode end to end (README "Running several instances"; scripts/test.sh runs it): the
-# official conformance suite's required 2026-07-28 (stateless) server scenarios through nginx,
-# round-robin over three examples/everything instances sharing one Redis (scripts/cluster.sh).
+# official conformance suite's required server scenarios of both revisions — 2025-11-25
+# (streamable-HTTP sessions) and 2026-07-28 (stateless) — through nginx, round-robin over three
+# examples/everything instances sharing one Redis (scripts/cluster.sh).
 #
 # Checks, each one test in the closing line:
-#   1. shared: 3 instances with --redis: every required scenario passes (37/37), the
-#      multi-round-trip (input-required-result-*) ones included although their rounds land on
-#      different instances;
-#   2. shared: every tasks-* scenario passes (held to conformance.sh's tasks bar), although a
+#   1. shared: 3 instances with --redis: every required 2025-11-25 scenario passes (30/30),
+#      although a session's requests (its initialize, calls, the answers to the server's
+#      elicitation and sampling requests, the GET that resumes a closed SSE stream) land on
+#      different instances (the sessions are shared through Redis);
+#   2. shared: every required 2026-07-28 scenario passes (37/37), the multi-round-trip
+#      (input-required-result-*) ones included although their rounds land on different
+#      instances;
+#   3. shared: every tasks-* scenario passes (held to conformance.sh's tasks bar), although a
 #      task's creation, polls, input answers and cancel land on different instances (the task
 #      store is shared through Redis);
-#   3. and 4. one instance killed (by PID) behind the same nginx: 1 and 2 again;
-#   5. control: the same cluster without --redis fails at least one input-required-result-*
-#      scenario with "requestState failed its integrity check" (each instance seals with its own
-#      key) — so check 1 proves the shared key, not luck of the balancing;
-#   6. control: and at least one tasks-* scenario fails there (a task created on one instance is
-#      "not found" on another) — so check 2 proves the shared task store.
-# The 2025-11-25 revision is not run (sessions are not shared yet).
+#   4. to 6. one instance killed (by PID) behind the same nginx: 1 to 3 again;
+#   7. control: the same cluster without --redis fails at least one required 2025-11-25
+#      scenario with "Session not found" (a session created on one instance is unknown to the
+#      others) — so check 1 proves the shared sessions, not luck of the balancing;
+#   8. control: and at least one input-required-result-* scenario with "requestState failed its
+#      integrity check" (each instance seals with its own key) — so check 2 proves the shared key;
+#   9. control: and at least one tasks-* scenario (a task created on one instance is "not found"
+#      on another) — so check 3 proves the shared task store.
 #
-# Skipped (one line saying why, "cluster: 0 passed, 0 failed, 6 skipped") when redis-server or
+# Skipped (one line saying why, "cluster: 0 passed, 0 failed, 9 skipped") when redis-server or
 # nginx is not installed; .ci/run installs both.
 # Last line of stdout: "cluster: N passed, M failed, K skipped".
 # Environment: MCPD_CACHE as scripts/conformance.sh. Each run's results go to a fresh temporary
@@ -26,7 +32,7 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CHECKS=6
+CHECKS=9
 export PATH="$PATH:/usr/sbin:/sbin" # Debian installs nginx in /usr/sbin, outside a user's PATH
 log() { echo "cluster-test.sh: $*" >&2; }
 
@@ -74,16 +80,22 @@ start_cluster() { # NAME ARGS...
     return 1
 }
 
-# Runs the suite's 2026-07-28 server scenarios against URL into NAME/ (TASKS=0: the tasks-*
-# scenarios not held, as conformance.sh's MCPD_CONFORMANCE_TASKS); prints its result lines.
+# Runs the suite's server scenarios of both revisions against URL into NAME/ (TASKS=0: the
+# tasks-* scenarios not held, as conformance.sh's MCPD_CONFORMANCE_TASKS); prints its result lines.
 suite() { # NAME [TASKS]
-    MCPD_CONFORMANCE_URL="$URL" MCPD_CONFORMANCE_REVISIONS=2026-07-28 MCPD_CONFORMANCE_LEGS=server \
+    MCPD_CONFORMANCE_URL="$URL" MCPD_CONFORMANCE_REVISIONS="2025-11-25 2026-07-28" MCPD_CONFORMANCE_LEGS=server \
         MCPD_CONFORMANCE_TASKS="${2:-1}" MCPD_CONFORMANCE_OUT="$OUT/$1" \
         bash "$REPO/scripts/conformance.sh" >"$OUT/$1.out" 2>"$OUT/$1.log" || true
-    grep -E '^conformance 2026-07-28( tasks extension)?:|FAILED \((required|tasks)\)' "$OUT/$1.out" ||
+    grep -E '^conformance 20[0-9-]+( tasks extension)?:|FAILED \((required|tasks)\)' "$OUT/$1.out" ||
         echo "(no result line; see $OUT/$1.out, $OUT/$1.log)"
 }
-all_required() { grep -qE '^conformance 2026-07-28: ([0-9]+)/\1 required scenarios passed' "$OUT/$1.out"; }
+all_required() { # NAME REVISION
+    grep -qE "^conformance $2: ([0-9]+)/\\1 required scenarios passed" "$OUT/$1.out"
+}
+# The result lines of REVISION in run NAME: its count line and the FAILED lines after it.
+revision_lines() { # NAME REVISION
+    awk -v rev="$2" '/^conformance / { on = ($2 == rev ":") } /^---/ { on = 0 } on' "$OUT/$1.out"
+}
 # Every tasks-* scenario passed, tasks-status-notifications (all SKIPPED in the suite) without FAILURE.
 all_tasks() {
     grep -qE '^conformance 2026-07-28 tasks extension: ([1-9][0-9]*)/\1 tasks-\* scenarios passed.*ran, no FAILURE' "$OUT/$1.out" &&
@@ -102,36 +114,43 @@ verdict() { # OK DESCRIPTION
     fi
 }
 
-# The verdicts of run NAME: every required scenario passed (WHY_REQUIRED), every tasks-* one
-# passed (WHY_TASKS).
-held() {
+# The verdicts of run NAME: every required 2025-11-25 scenario passed (WHY_SESSIONS), every
+# required 2026-07-28 one (WHY_REQUIRED), every tasks-* one (WHY_TASKS).
+held() { # NAME WHY_SESSIONS WHY_REQUIRED WHY_TASKS
     local ok
-    ok=0; all_required "$1" || ok=1
-    verdict "$ok" "every required 2026-07-28 scenario passed $2"
+    ok=0; all_required "$1" 2025-11-25 || ok=1
+    verdict "$ok" "every required 2025-11-25 scenario passed $2"
+    ok=0; all_required "$1" 2026-07-28 || ok=1
+    verdict "$ok" "every required 2026-07-28 scenario passed $3"
     ok=0; all_tasks "$1" || ok=1
-    verdict "$ok" "every tasks-* scenario passed $3"
+    verdict "$ok" "every tasks-* scenario passed $4"
 }
 
-# 1 to 4: shared keys and tasks, then one instance killed.
+# 1 to 6: shared sessions, keys and tasks, then one instance killed.
 if start_cluster shared; then
     echo "--- 3 instances with --redis behind nginx (round-robin): $URL ---"
     suite shared
-    held shared "through 3 instances sharing requestState keys" "through 3 instances sharing the task store"
+    held shared "through 3 instances sharing sessions" "through 3 instances sharing requestState keys" \
+        "through 3 instances sharing the task store"
     victim="$(sed -n 's/^cluster: instance 2 pid \([0-9]*\) .*/\1/p' "$OUT/shared.cluster")"
     kill "$victim"
     echo "--- instance 2 (pid $victim) killed ---"
     suite killed
-    held killed "with one instance dead" "with one instance dead"
+    held killed "with one instance dead" "with one instance dead" "with one instance dead"
     stop_cluster
 else
     verdict 1 "the cluster with --redis started"
-    for _ in 2 3 4; do verdict 1 "(not run: no cluster)"; done
+    for _ in 2 3 4 5 6; do verdict 1 "(not run: no cluster)"; done
 fi
 
-# 3: the control, without --redis.
+# 7 to 9: the control, without --redis.
 if start_cluster control --no-redis; then
     echo "--- control: 3 instances without --redis: $URL ---"
     suite control 0
+    ok=1
+    revision_lines control 2025-11-25 >"$OUT/control.2025-11-25.out"
+    grep -qiE 'FAILED \(required\) .*session not found' "$OUT/control.2025-11-25.out" && ok=0
+    verdict "$ok" "without --redis a 2025-11-25 scenario fails (\"Session not found\": the session lives on another instance)"
     ok=1
     grep -qE 'FAILED \(required\) input-required-result-.*requestState failed its integrity check' "$OUT/control.out" && ok=0
     verdict "$ok" "without --redis a multi-round-trip scenario fails (requestState sealed by another instance)"
@@ -141,7 +160,7 @@ if start_cluster control --no-redis; then
     stop_cluster
 else
     verdict 1 "the cluster without --redis started"
-    verdict 1 "(not run: no cluster)"
+    for _ in 2 3; do verdict 1 "(not run: no cluster)"; done
 fi
 
 echo "cluster: $passed passed, $failed failed, 0 skipped"

@@ -1,9 +1,16 @@
 #!/bin/bash
-# Cluster mode's cost on the stateless wire (issue 15): CPU per request of one `mcpd serve` in
-# memory mode, of three `mcpd serve` (no Redis) behind nginx round-robin, and of three
-# `mcpd serve --redis` behind nginx — same machine, same run, loaded by wrk with stateless
-# `tools/call echo`. Prints the mcpd processes' CPU per request in each mode, the ratios to the
-# single instance, and nginx's and Redis's share (/proc utime+stime; nginx's worker included).
+# Cluster mode's cost (issue 15): CPU per request of one `mcpd serve -s` in memory mode, of three
+# `mcpd serve -s` (no Redis) behind nginx round-robin, and of three `mcpd serve -s --redis`
+# behind nginx — same machine, same run, loaded by wrk with `tools/call echo`:
+#   - stateless (2026-07-28, stateless.lua, -t1 -c16): one instance, three without Redis, three
+#     with Redis;
+#   - in a session (2025-11-25, session.lua, -t8 -c8: a session per connection, initialized by
+#     the connection's first request): one instance vs three with Redis (without Redis a session
+#     is unknown to two instances of three, so there is no such mode to compare), and stateless
+#     at that concurrency (-t8 -c8) on both as the reference.
+# Prints the mcpd processes' CPU per request in each mode, the ratios to the single instance,
+# and nginx's and Redis's share (/proc utime+stime; nginx's worker included); one line per mode
+# and round.
 #
 # usage: scripts/perf/cluster-cpu.sh BASE_PORT [SECONDS] [ROUNDS]   (uses BASE_PORT..BASE_PORT+9)
 # Build first: cargo build --release -p mcpd-actors --bin mcpd (or set MCPD_BIN). Needs wrk,
@@ -25,7 +32,7 @@ redis-server --port "$redis" --bind 127.0.0.1 --save "" --appendonly no --dir "$
 redis_pid=$!; pids+=("$redis_pid")
 serve() { # PORT ARGS...: one mcpd, its pid in $pid
   local port=$1; shift
-  "$bin" serve -p "$port" --workers 1 --no-file-tools --no-file-resources "$@" > "$work/mcpd-$port.log" 2>&1 &
+  "$bin" serve -s -p "$port" --workers 1 --no-file-tools --no-file-resources "$@" > "$work/mcpd-$port.log" 2>&1 &
   pid=$!; pids+=("$pid")
 }
 serve "$single"; single_pid=$pid
@@ -70,24 +77,45 @@ for p in "${pids[@]}"; do
 done
 ticks() { local sum=0 p; for p in "$@"; do sum=$((sum + $(awk '{print $14+$15}' "/proc/$p/stat"))); done; echo "$sum"; }
 nginx_all() { echo "$nginx_pid" $(ps -o pid= --ppid "$nginx_pid"); }
-load() { # URL SECONDS: the number of requests answered 2xx (non-2xx ones are reported)
-  wrk -t1 -c16 -d"${2}s" -s "$here/stateless.lua" "$1" | awk '/requests in/{n=$1} /Non-2xx/{bad=$NF}
+load() { # URL SECONDS SCRIPT WRK_ARGS...: the number of requests answered 2xx (non-2xx ones are
+  # reported)
+  local url=$1 secs=$2 script=$3; shift 3
+  wrk "$@" -d"${secs}s" -s "$here/$script" "$url" | awk '/requests in/{n=$1} /Non-2xx/{bad=$NF}
     END{ if (bad) print "non-2xx: " bad > "/dev/stderr"; print n - bad }'
 }
-for url in "$single" "$plain_proxy" "$proxy"; do load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
+stateless_load() { load "$1" "$2" stateless.lua -t1 -c16; } # URL SECONDS
+session_load() { load "$1" "$2" session.lua -t8 -c8; } # URL SECONDS
+stateless8_load() { load "$1" "$2" stateless.lua -t8 -c8; } # URL SECONDS: session_load's concurrency
+for url in "$single" "$plain_proxy" "$proxy"; do stateless_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
+for url in "$single" "$proxy"; do session_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
 per_request() { awk -v t="$1" -v n="$2" 'BEGIN{printf "%.1f", t * 10000 / n}'; }  # 10 ms ticks -> us
 for _ in $(seq "$rounds"); do
-  t0=$(ticks "$single_pid"); n=$(load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
+  t0=$(ticks "$single_pid"); n=$(stateless_load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
   one=$(per_request $((t1 - t0)) "$n")
-  t0=$(ticks "${plain[@]}"); x0=$(ticks $(nginx_all)); n=$(load "http://127.0.0.1:$plain_proxy/mcp" "$secs")
+  t0=$(ticks "${plain[@]}"); x0=$(ticks $(nginx_all)); n=$(stateless_load "http://127.0.0.1:$plain_proxy/mcp" "$secs")
   t1=$(ticks "${plain[@]}"); x1=$(ticks $(nginx_all))
   three=$(per_request $((t1 - t0)) "$n"); three_nginx=$(per_request $((x1 - x0)) "$n")
   t0=$(ticks "${clustered[@]}"); x0=$(ticks $(nginx_all)); r0=$(ticks "$redis_pid")
-  n=$(load "http://127.0.0.1:$proxy/mcp" "$secs")
+  n=$(stateless_load "http://127.0.0.1:$proxy/mcp" "$secs")
   t1=$(ticks "${clustered[@]}"); x1=$(ticks $(nginx_all)); r1=$(ticks "$redis_pid")
   redis_mode=$(per_request $((t1 - t0)) "$n"); redis_nginx=$(per_request $((x1 - x0)) "$n")
   redis_own=$(per_request $((r1 - r0)) "$n")
   awk -v a="$one" -v b="$three" -v c="$redis_mode" -v bn="$three_nginx" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
     printf "mcpd CPU us/req: one instance %.1f; 3 behind nginx %.1f (%.2fx, nginx %.1f); 3 --redis behind nginx %.1f (%.2fx of one, %.2fx of 3 without Redis; nginx %.1f, redis %.1f)\n",
       a, b, b / a, bn, c, c / a, c / b, cn, r }'
+  # Session mode, with stateless calls at the same concurrency (-t8 -c8) as the reference: what
+  # the cluster adds to sessions beyond spreading the load is the ratio of the two ratios.
+  for mode in session stateless8; do
+    t0=$(ticks "$single_pid"); n=$(${mode}_load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
+    one=$(per_request $((t1 - t0)) "$n")
+    t0=$(ticks "${clustered[@]}"); x0=$(ticks $(nginx_all)); r0=$(ticks "$redis_pid")
+    n=$(${mode}_load "http://127.0.0.1:$proxy/mcp" "$secs")
+    t1=$(ticks "${clustered[@]}"); x1=$(ticks $(nginx_all)); r1=$(ticks "$redis_pid")
+    redis_mode=$(per_request $((t1 - t0)) "$n"); redis_nginx=$(per_request $((x1 - x0)) "$n")
+    redis_own=$(per_request $((r1 - r0)) "$n")
+    [ "$mode" = session ] && label="session mode" || label="stateless -t8 -c8"
+    awk -v m="$label" -v a="$one" -v c="$redis_mode" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
+      printf "%s, mcpd CPU us/req: one instance %.1f; 3 --redis behind nginx %.1f (%.2fx of one; nginx %.1f, redis %.1f)\n",
+        m, a, c, c / a, cn, r }'
+  done
 done

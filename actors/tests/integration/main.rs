@@ -30,6 +30,7 @@ mod client_interop;
 mod client_tasks;
 mod cluster_bus;
 mod cluster_redis;
+mod cluster_sessions;
 mod command_tools;
 mod declared_prompts;
 mod edge_limits;
