@@ -200,7 +200,12 @@ impl SharedSessions {
     }
 
     /// Writes a new session's record (awaited: the next request may land anywhere).
-    pub(crate) async fn create(&self, session: &str, negotiated: &Negotiated, idle: Duration) -> Result<(), Unreachable> {
+    pub(crate) async fn create(
+        &self,
+        session: &str,
+        negotiated: &Negotiated,
+        idle: Duration,
+    ) -> Result<(), Unreachable> {
         let copy = RecordCopy { negotiated: negotiated.clone(), log_level: None, subscriptions: Vec::new() };
         copy.write(&record_key(session), idle)
             .query_async::<()>(&mut self.connection.clone())
