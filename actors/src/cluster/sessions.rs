@@ -29,7 +29,9 @@
 //!   stdio clients and `subscriptions/listen` streams; an event seen from another origin within
 //!   [`DEDUP`] — every instance watching the same files sees the same change — is dropped). The bus is
 //!   fire-and-forget: what is published while an instance's subscription is down is lost to it
-//!   (it resubscribes by itself every [`RETRY`]).
+//!   (it resubscribes by itself every [`RETRY`], and then every session copy it holds checks its
+//!   record: a DELETE leaves a tombstone, `mcpd:session:<id>:ended`, so a copy that missed it
+//!   ends, and a record Redis lost is written again).
 //!
 //! Without `--redis` none of this exists. The 2024-11-05 HTTP+SSE transport, whose stream is
 //! its session, stays on the instance that opened it.
@@ -39,6 +41,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use actix::Addr;
 use futures_util::StreamExt;
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
 use mcpd::context::LogLevel;
@@ -53,7 +56,7 @@ use super::{heartbeat_key, Health, RETRY};
 use crate::http::stream::sse;
 use crate::queue::EventSender;
 use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
-use crate::session::{ChangeSubscription, EndReason, Negotiated, SessionRegistry, Stop};
+use crate::session::{ChangeSubscription, EndReason, Negotiated, Reconcile, Session, SessionRegistry, Stop};
 use crate::tasks::Tasks;
 use crate::tool_executor::Cancel;
 
@@ -75,6 +78,11 @@ const MAX_SESSION_ID: usize = 64;
 
 fn record_key(session: &str) -> String {
     format!("mcpd:session:{session}")
+}
+/// Set (expiring after the idle time) when a session is deleted, so a copy that missed the
+/// bus's message ends at its next refresh rather than writing the record again.
+fn ended_key(session: &str) -> String {
+    format!("mcpd:session:{session}:ended")
 }
 fn events_key(session: &str, stream: u64) -> String {
     format!("mcpd:events:{session}:{stream}")
@@ -246,23 +254,37 @@ impl SharedSessions {
     }
 
     /// Refreshes a used session's record (not awaited; a failure is counted). A record that is
-    /// gone although the session is in use (Redis restarted without persistence, or was
-    /// flushed) is written again from this copy, so the other instances find it again.
-    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration, copy: RecordCopy) {
+    /// gone although the session is in use is written again from this copy (Redis restarted
+    /// without persistence, or was flushed), unless the session was deleted (its tombstone is
+    /// there: a DELETE whose bus message this instance missed) — then the copy is ended.
+    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration, copy: RecordCopy, actor: Addr<Session>) {
         let this = self.clone();
         let key = record_key(session);
+        let ended = ended_key(session);
         actix_rt::spawn(async move {
             let mut connection = this.connection.clone();
-            let refreshed = redis::cmd("PEXPIRE").arg(&key).arg(millis(idle)).query_async::<i64>(&mut connection).await;
-            let rewritten = match refreshed {
-                Ok(0) => {
+            let read: redis::RedisResult<(i64, i64)> = redis::pipe()
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(idle))
+                .cmd("EXISTS")
+                .arg(&ended)
+                .query_async(&mut connection)
+                .await;
+            let outcome = match read {
+                Ok((0, 0)) => {
                     log::info!("cluster: the record of {key} was gone from Redis; written again");
                     copy.write(&key, idle).query_async::<()>(&mut connection).await
+                }
+                Ok((_, 1)) => {
+                    log::debug!("cluster: {key} was deleted elsewhere; this copy ends");
+                    actor.do_send(Stop { reason: EndReason::Deleted });
+                    Ok(())
                 }
                 Ok(_) => Ok(()),
                 Err(error) => Err(error),
             };
-            if let Err(error) = rewritten {
+            if let Err(error) = outcome {
                 this.failed(&error);
             }
         });
@@ -311,7 +333,7 @@ impl SharedSessions {
 
     /// DELETE: the record goes and every instance ends its copy. Answers whether the record
     /// was there.
-    pub(crate) async fn delete(&self, session: &str) -> Result<bool, Unreachable> {
+    pub(crate) async fn delete(&self, session: &str, idle: Duration) -> Result<bool, Unreachable> {
         if !plausible_id(session) {
             return Ok(false);
         }
@@ -319,6 +341,12 @@ impl SharedSessions {
         let (deleted,): (i64,) = redis::pipe()
             .cmd("DEL")
             .arg(record_key(session))
+            .cmd("SET")
+            .arg(ended_key(session))
+            .arg("1")
+            .arg("PX")
+            .arg(millis(idle))
+            .ignore()
             .cmd("PUBLISH")
             .arg(BUS)
             .arg(message.to_string())
@@ -777,6 +805,13 @@ pub(super) fn start_bus(shared: &Arc<SharedSessions>, client: redis::Client) {
                 Ok(mut pubsub) => match pubsub.subscribe(BUS).await {
                     Ok(()) => {
                         log::debug!("cluster: listening on {BUS}");
+                        // What was published while the bus was down is lost: every copy held
+                        // here checks its record (deleted elsewhere? lost by Redis?).
+                        if let Some(registry) = shared.registry.upgrade() {
+                            for handle in registry.handles() {
+                                handle.session.do_send(Reconcile);
+                            }
+                        }
                         let mut messages = pubsub.on_message();
                         while let Some(message) = messages.next().await {
                             shared.heard(message.get_payload_bytes());

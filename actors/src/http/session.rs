@@ -423,7 +423,7 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
     };
     let local = state.sessions.get(id);
     if let Some(cluster) = state.sessions.cluster() {
-        match cluster.delete(id).await {
+        match cluster.delete(id, state.session_config.idle_timeout).await {
             Ok(existed) if !existed && local.is_none() => return session_not_found(),
             Ok(_) => {}
             Err(error) => return unreachable_response(&error),

@@ -33,6 +33,9 @@ use crate::queue::EventSender;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
 use stream::{Stream, STANDALONE};
 
+/// Cluster mode: the longest a session's copy stays idle on an instance.
+pub(crate) const COPY_IDLE: Duration = Duration::from_secs(60);
+
 /// How many finished-but-undelivered POST streams a session keeps for resumption.
 const MAX_PARKED_STREAMS: usize = 16;
 
@@ -56,6 +59,9 @@ pub(crate) struct Session {
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
     idle_timeout: Duration,
+    /// How long this copy stays idle before it ends: the idle time, or in cluster mode at most
+    /// [`COPY_IDLE`] (the record in Redis keeps the session; a copy is re-adopted on demand).
+    local_idle: Duration,
     streams: HashMap<u64, Stream>,
     next_stream: u64,
     /// The list changes and resource updates this session hears about.
@@ -87,6 +93,7 @@ impl Session {
     ) -> Self {
         let cluster = registry.cluster().cloned();
         let standalone_id = cluster.as_ref().map_or(STANDALONE, |c| c.number_base());
+        let local_idle = if cluster.is_some() { idle_timeout.min(COPY_IDLE) } else { idle_timeout };
         Session {
             shared,
             executor,
@@ -94,6 +101,7 @@ impl Session {
             counts,
             metrics,
             idle_timeout,
+            local_idle,
             streams: HashMap::new(),
             next_stream: standalone_id + 1,
             interest: Interest::every_list(),
@@ -108,36 +116,31 @@ impl Session {
         }
     }
 
-    /// Marks a 2024-11-05 HTTP+SSE session: its stream has no priming event.
+    /// Marks a 2024-11-05 HTTP+SSE session: its stream has no priming event, and it is never
+    /// shared (it ends when idle for the idle time, as without cluster mode).
     #[must_use]
     pub(crate) fn legacy_sse(mut self, legacy: bool) -> Self {
         self.legacy_sse = legacy;
+        if legacy {
+            self.local_idle = self.idle_timeout;
+        }
         self
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let idle_for = self.shared.idle_for();
-        if u128::from(idle_for) >= self.idle_timeout.as_millis() {
-            log::debug!("session {} expired", self.shared.id());
+        if u128::from(idle_for) >= self.local_idle.as_millis() {
+            log::debug!("session {} expired here", self.shared.id());
+            // A copy of a shared session leaves its record fresh: the session may go on elsewhere.
+            self.refresh_record(ctx, false);
             self.end = Some(EndReason::Expired);
             ctx.stop();
             return;
         }
-        if let Some(cluster) = &self.cluster {
-            // Used since the record was last refreshed (or busy now): refresh it, at most every
-            // quarter of the idle time.
-            let since = self.refreshed.elapsed();
-            if since >= self.idle_timeout / 4 && u128::from(idle_for) < since.as_millis() {
-                if let Some(negotiated) = self.shared.negotiated() {
-                    let copy = RecordCopy {
-                        negotiated,
-                        log_level: self.shared.log_level(),
-                        subscriptions: self.interest.uris().to_vec(),
-                    };
-                    cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy);
-                }
-                self.refreshed = Instant::now();
-            }
+        // Used since the record was last refreshed (or busy now): refresh it, at most every
+        // quarter of the idle time.
+        if self.refreshed.elapsed() >= self.idle_timeout / 4 {
+            self.refresh_record(ctx, false);
         }
         if self.last_keep_alive.elapsed() >= KEEP_ALIVE_INTERVAL {
             self.last_keep_alive = Instant::now();
@@ -147,6 +150,26 @@ impl Session {
         }
         let standalone = self.standalone_id;
         self.streams.retain(|id, s| *id == standalone || !s.spent());
+    }
+
+    /// Cluster mode: refreshes the session's record in Redis when the session was used since
+    /// the last refresh (always when `force`d); the record is written again if Redis lost it,
+    /// and this copy ends if the session was deleted meanwhile (a DELETE whose bus message it
+    /// missed). Not for the 2024-11-05 transport, whose sessions are not shared.
+    fn refresh_record(&mut self, ctx: &mut Context<Self>, force: bool) {
+        let Some(cluster) = &self.cluster else { return };
+        if self.legacy_sse {
+            return;
+        }
+        let since = self.refreshed.elapsed();
+        if !force && u128::from(self.shared.idle_for()) >= since.as_millis() {
+            return;
+        }
+        let Some(negotiated) = self.shared.negotiated() else { return };
+        let copy =
+            RecordCopy { negotiated, log_level: self.shared.log_level(), subscriptions: self.interest.uris().to_vec() };
+        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, ctx.address());
+        self.refreshed = Instant::now();
     }
 
     fn standalone(&mut self) -> &mut Stream {
@@ -375,6 +398,21 @@ impl Handler<CatalogChanged> for Session {
             let message = mcpd::jsonrpc::outgoing_message(None, method, params.map(serde_json::Value::Object).as_ref());
             self.emit(STANDALONE, &message, false);
         }
+    }
+}
+
+/// Cluster mode: check the session's record now (the bus was down: a DELETE or a Redis restart
+/// may have been missed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct Reconcile;
+
+impl Handler<Reconcile> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _msg: Reconcile, ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        self.refresh_record(ctx, true);
     }
 }
 
