@@ -4,6 +4,7 @@
 //! `mcpd::client::list`), results of the wrong shape are protocol errors, and a panic in a
 //! connection's handler fails only that request.
 
+mod bound;
 mod connection;
 mod error;
 mod handlers;

@@ -1,0 +1,229 @@
+//! Satellite calls bound to their thread, awaited through a `Send` handle.
+//!
+//! A satellite's call future holds the thread's link (`Rc`, awc): it is not `Send`, while a
+//! catalog handler's future must be. Spawning the call as a task of its own made the handler's
+//! future `Send` at the price of a task per call and one more wake-up of the caller's task (the
+//! task's end wakes the caller, instead of the answer itself). Here the call's future waits in a
+//! table of this thread, and the caller's future holds only its number there ([`ThreadBound`]):
+//! polling the handle polls the call with the caller's own waker, dropping it drops the call
+//! (which closes its stream, as aborting the task did).
+//!
+//! A handle polled on another thread than its call's answers [`ClientError::Closed`] (an actix
+//! request's future never moves); dropped on another thread, its call stays in its thread's table
+//! until that thread ends.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use super::connection::CallResult;
+use super::error::ClientError;
+
+/// A call's outcome.
+type Outcome = Result<CallResult, ClientError>;
+
+/// A call waiting in its thread's table.
+type Call = Pin<Box<dyn Future<Output = Outcome>>>;
+
+/// Numbers threads' tables, so that a handle is never read on another thread.
+static NEXT_TABLE: AtomicU64 = AtomicU64::new(1);
+
+/// This thread's calls.
+struct Table {
+    /// This table's number.
+    serial: u64,
+    /// The calls by number; `None` for a free number, or for a call being polled.
+    calls: Vec<Option<Call>>,
+    /// Numbers free for the next call.
+    free: Vec<usize>,
+}
+
+thread_local! {
+    static TABLE: RefCell<Table> = RefCell::new(Table {
+        serial: NEXT_TABLE.fetch_add(1, Ordering::Relaxed),
+        calls: Vec::new(),
+        free: Vec::new(),
+    });
+}
+
+/// A call of this thread, awaited (and cancelled by dropping) from a `Send` future.
+#[derive(Debug)]
+pub(super) struct ThreadBound {
+    /// The number of the call's table.
+    table: u64,
+    /// The call's number in it.
+    key: usize,
+    /// The call answered (its number is free again).
+    done: bool,
+}
+
+impl ThreadBound {
+    /// Puts `call` in this thread's table.
+    pub(super) fn new(call: impl Future<Output = Outcome> + 'static) -> ThreadBound {
+        let call: Call = Box::pin(call);
+        TABLE.with(|table| {
+            let mut table = table.borrow_mut();
+            let key = match table.free.pop() {
+                Some(key) => {
+                    table.calls[key] = Some(call);
+                    key
+                }
+                None => {
+                    table.calls.push(Some(call));
+                    table.calls.len() - 1
+                }
+            };
+            ThreadBound { table: table.serial, key, done: false }
+        })
+    }
+
+    /// Takes the call out of the table (to poll or drop it without the table borrowed).
+    fn take(&self) -> Option<Call> {
+        TABLE
+            .try_with(|table| {
+                let mut table = table.try_borrow_mut().ok()?;
+                if table.serial != self.table {
+                    return None;
+                }
+                table.calls.get_mut(self.key)?.take()
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Frees the call's number (its call taken out).
+    fn release(&mut self) {
+        self.done = true;
+        let _ = TABLE.try_with(|table| {
+            if let Ok(mut table) = table.try_borrow_mut() {
+                if table.serial == self.table {
+                    table.free.push(self.key);
+                }
+            }
+        });
+    }
+}
+
+impl Future for ThreadBound {
+    type Output = Outcome;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(Err(ClientError::Closed));
+        }
+        // Out of the table while it runs: the call may start calls of its own.
+        let Some(mut call) = this.take() else {
+            this.done = true;
+            return Poll::Ready(Err(ClientError::Closed));
+        };
+        match call.as_mut().poll(cx) {
+            Poll::Ready(outcome) => {
+                drop(call);
+                this.release();
+                Poll::Ready(outcome)
+            }
+            Poll::Pending => {
+                let back = TABLE.with(|table| {
+                    let mut table = table.borrow_mut();
+                    match table.calls.get_mut(this.key) {
+                        Some(slot) => {
+                            *slot = Some(call);
+                            None
+                        }
+                        None => Some(call),
+                    }
+                });
+                // The table lost the number (it cannot): the call ends here.
+                if back.is_some() {
+                    this.done = true;
+                    return Poll::Ready(Err(ClientError::Closed));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for ThreadBound {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // Dropped after the table's borrow ends: the call's drop may reach the table.
+        let call = self.take();
+        self.release();
+        drop(call);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use super::*;
+
+    fn result(text: &str) -> CallResult {
+        CallResult {
+            server_name: "s".into(),
+            tool_name: "t".into(),
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+            raw: serde_json::json!({"text": text}),
+        }
+    }
+
+    /// Counts its drops.
+    struct Dropped(Rc<Cell<usize>>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_bound_call_answers_through_its_handle_and_its_number_is_reused() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<&'static str>();
+        let first = ThreadBound::new(async move { Ok(result(rx.await.unwrap_or("dropped"))) });
+        let key = first.key;
+        let waiting = actix_rt::spawn(first);
+        actix_rt::task::yield_now().await;
+        tx.send("one").unwrap();
+        let answer = waiting.await.unwrap().unwrap();
+        assert_eq!(answer.raw["text"], "one");
+        let second = ThreadBound::new(async { Ok(result("two")) });
+        assert_eq!(second.key, key, "the first call's number is free again");
+        assert_eq!(second.await.unwrap().raw["text"], "two");
+    }
+
+    #[actix_rt::test]
+    async fn dropping_the_handle_drops_the_call_at_once() {
+        let drops = Rc::new(Cell::new(0));
+        let guard = Dropped(drops.clone());
+        let mut call = ThreadBound::new(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(result("never"))
+        });
+        assert!(Pin::new(&mut call).poll(&mut Context::from_waker(std::task::Waker::noop())).is_pending());
+        assert_eq!(drops.get(), 0);
+        drop(call);
+        assert_eq!(drops.get(), 1, "the call went with its handle");
+    }
+
+    #[test]
+    fn a_handle_polled_on_another_thread_answers_closed() {
+        let call = ThreadBound::new(async { Ok(result("here")) });
+        let elsewhere = std::thread::spawn(move || {
+            let mut call = call;
+            let polled = Pin::new(&mut call).poll(&mut Context::from_waker(std::task::Waker::noop()));
+            matches!(polled, Poll::Ready(Err(ClientError::Closed)))
+        });
+        assert!(elsewhere.join().unwrap(), "a call is only polled on its own thread");
+    }
+}
