@@ -18,11 +18,11 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use super::connection::CallResult;
+use super::connection::Passed;
 use super::error::ClientError;
 
 /// A call's outcome.
-type Outcome = Result<CallResult, ClientError>;
+type Outcome = Result<Passed, ClientError>;
 
 /// A call waiting in its thread's table.
 type Call = Pin<Box<dyn Future<Output = Outcome>>>;
@@ -165,16 +165,21 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
+    use crate::client::CallResult;
 
-    fn result(text: &str) -> CallResult {
-        CallResult {
+    fn result(text: &str) -> Passed {
+        Passed::Raw(CallResult {
             server_name: "s".into(),
             tool_name: "t".into(),
             content: Vec::new(),
             structured_content: None,
             is_error: false,
             raw: serde_json::json!({"text": text}),
-        }
+        })
+    }
+
+    fn text(passed: Passed) -> String {
+        passed.into_call_result("t").raw["text"].as_str().unwrap_or_default().to_owned()
     }
 
     /// Counts its drops.
@@ -194,11 +199,10 @@ mod tests {
         let waiting = actix_rt::spawn(first);
         actix_rt::task::yield_now().await;
         tx.send("one").unwrap();
-        let answer = waiting.await.unwrap().unwrap();
-        assert_eq!(answer.raw["text"], "one");
+        assert_eq!(text(waiting.await.unwrap().unwrap()), "one");
         let second = ThreadBound::new(async { Ok(result("two")) });
         assert_eq!(second.key, key, "the first call's number is free again");
-        assert_eq!(second.await.unwrap().raw["text"], "two");
+        assert_eq!(text(second.await.unwrap()), "two");
     }
 
     #[actix_rt::test]

@@ -30,8 +30,8 @@ use serde_json::{Map, Value};
 
 use super::bound::ThreadBound;
 use super::connection::{
-    call_tool, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask,
-    Invalidate, List, Listable, SendRequest, StartToolCall,
+    call_tool, pass_tool_call, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection,
+    GetTask, Invalidate, List, Listable, Passed, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
@@ -514,17 +514,48 @@ impl ClientManager {
         meta: Option<Map<String, Value>>,
         handlers: Option<CallHandlers>,
     ) -> Result<CallResult, ClientError> {
-        let (call, retry) = match self.start_on_satellite(id, tool, arguments, (meta, handlers)) {
+        let passed = self.call(id, tool, arguments, (meta, handlers), false).await?;
+        Ok(passed.into_call_result(tool))
+    }
+
+    /// As [`ClientManager::call_tool_with`] for the gateway, with its handlers: on a satellite,
+    /// the usual answer comes back as the result the gateway passes on ([`Passed::Result`]),
+    /// never built as a JSON value.
+    pub(crate) async fn pass_tool_call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        handlers: CallHandlers,
+    ) -> Result<Passed, ClientError> {
+        self.call(id, tool, arguments, (meta, Some(handlers)), true).await
+    }
+
+    /// A call on this thread's satellite when there is one, else through the connection;
+    /// `passing` as in [`ClientManager::pass_tool_call`].
+    async fn call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        extras: CallExtras,
+        passing: bool,
+    ) -> Result<Passed, ClientError> {
+        let (call, retry) = match self.start_on_satellite(id, tool, arguments, extras, passing) {
             Ok(started) => started,
-            Err((arguments, extras)) => return self.call_on_connection(id, tool, arguments, extras).await,
+            Err((arguments, extras)) => {
+                return self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
+            }
         };
         let outcome = call.await;
         match (outcome, retry) {
             // With OAuth the connection answers a 401 and the call is sent again through it.
             (Err(ClientError::Http { status: 401 | 403, .. }), Some((arguments, extras))) => {
-                self.call_on_connection(id, tool, arguments, extras).await
+                self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
             }
-            (outcome, _) => self.named(id, outcome),
+            (Ok(Passed::Raw(result)), _) => self.named(id, Ok(result)).map(Passed::Raw),
+            (outcome, _) => outcome,
         }
     }
 
@@ -542,6 +573,7 @@ impl ClientManager {
         tool: &str,
         arguments: Map<String, Value>,
         extras: CallExtras,
+        passing: bool,
     ) -> Result<(ThreadBound, Option<(Map<String, Value>, CallExtras)>), (Map<String, Value>, CallExtras)> {
         let Some((link, share)) = self.satellite(id) else { return Err((arguments, extras)) };
         let retry = share.oauth().then(|| (arguments.clone(), extras.clone()));
@@ -550,7 +582,13 @@ impl ClientManager {
         // The link is this thread's: the call waits in this thread's table, so the caller's
         // future stays `Send` and polls it with its own waker.
         let call = ThreadBound::new(async move {
-            crate::panics::contain(crate::panics::Site::Client, call_tool(link, call, None, meta, handlers))
+            let call = async move {
+                match handlers {
+                    Some(handlers) if passing => pass_tool_call(link, call, meta, handlers).await,
+                    handlers => call_tool(link, call, None, meta, handlers).await.map(Passed::Raw),
+                }
+            };
+            crate::panics::contain(crate::panics::Site::Client, call)
                 .await
                 .unwrap_or_else(|panic| Err(ClientError::from(panic)))
         });

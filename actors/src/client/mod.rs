@@ -16,6 +16,7 @@ mod stdio;
 mod task;
 pub(crate) mod tls;
 
+pub(crate) use connection::Passed;
 pub use connection::{
     CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
     ListTools, Listable, SendRequest, StartToolCall,
