@@ -8,15 +8,18 @@
 //! polling the handle polls the call with the caller's own waker, dropping it drops the call
 //! (which closes its stream, as aborting the task did).
 //!
-//! A handle polled on another thread than its call's answers [`ClientError::Closed`] (an actix
-//! request's future never moves); dropped on another thread, its call stays in its thread's table
-//! until that thread ends.
+//! A handle that moves to another thread (an mcpd task made of the gateway's call runs on the task
+//! runner's thread) hands its call to the call's own thread: the call goes on there as a task of
+//! its own, whose outcome comes back through a channel, and dropping the handle stops it. A
+//! handle made on a thread without an actix arbiter answers [`ClientError::Closed`] there.
 
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+
+use tokio::sync::oneshot;
 
 use super::connection::Passed;
 use super::error::ClientError;
@@ -48,6 +51,37 @@ thread_local! {
     });
 }
 
+/// Takes call `key` out of this thread's table when it is table `table` (to poll or drop it
+/// without the table borrowed).
+fn take(table: u64, key: usize) -> Option<Call> {
+    TABLE
+        .try_with(|cell| {
+            let mut calls = cell.try_borrow_mut().ok()?;
+            if calls.serial != table {
+                return None;
+            }
+            calls.calls.get_mut(key)?.take()
+        })
+        .ok()
+        .flatten()
+}
+
+/// Frees number `key` of this thread's table when it is table `table` (its call taken out).
+fn release(table: u64, key: usize) {
+    let _ = TABLE.try_with(|cell| {
+        if let Ok(mut calls) = cell.try_borrow_mut() {
+            if calls.serial == table {
+                calls.free.push(key);
+            }
+        }
+    });
+}
+
+/// Whether this thread's table is table `table`.
+fn is_here(table: u64) -> bool {
+    TABLE.try_with(|cell| cell.try_borrow().is_ok_and(|calls| calls.serial == table)).unwrap_or(false)
+}
+
 /// A call of this thread, awaited (and cancelled by dropping) from a `Send` future.
 #[derive(Debug)]
 pub(super) struct ThreadBound {
@@ -55,14 +89,20 @@ pub(super) struct ThreadBound {
     table: u64,
     /// The call's number in it.
     key: usize,
-    /// The call answered (its number is free again).
+    /// The call answered, or went to a task of its own (its number is not this handle's any more).
     done: bool,
+    /// The arbiter of the call's thread, if it has one.
+    home: Option<actix_rt::ArbiterHandle>,
+    /// The handle moved to another thread: the outcome of the call's task, and what stops that
+    /// task when dropped.
+    moved: Option<(oneshot::Receiver<Outcome>, oneshot::Sender<()>)>,
 }
 
 impl ThreadBound {
     /// Puts `call` in this thread's table.
     pub(super) fn new(call: impl Future<Output = Outcome> + 'static) -> ThreadBound {
         let call: Call = Box::pin(call);
+        let home = actix_rt::Arbiter::try_current();
         TABLE.with(|table| {
             let mut table = table.borrow_mut();
             let key = match table.free.pop() {
@@ -75,33 +115,30 @@ impl ThreadBound {
                     table.calls.len() - 1
                 }
             };
-            ThreadBound { table: table.serial, key, done: false }
+            ThreadBound { table: table.serial, key, done: false, home, moved: None }
         })
     }
 
-    /// Takes the call out of the table (to poll or drop it without the table borrowed).
-    fn take(&self) -> Option<Call> {
-        TABLE
-            .try_with(|table| {
-                let mut table = table.try_borrow_mut().ok()?;
-                if table.serial != self.table {
-                    return None;
-                }
-                table.calls.get_mut(self.key)?.take()
-            })
-            .ok()
-            .flatten()
-    }
-
-    /// Frees the call's number (its call taken out).
-    fn release(&mut self) {
+    /// Hands the call to its own thread, as a task of its own there (the handle moved).
+    fn send_home(&mut self) {
+        let (answer, outcome) = oneshot::channel();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (table, key) = (self.table, self.key);
         self.done = true;
-        let _ = TABLE.try_with(|table| {
-            if let Ok(mut table) = table.try_borrow_mut() {
-                if table.serial == self.table {
-                    table.free.push(self.key);
+        self.moved = Some((outcome, stop));
+        let Some(home) = &self.home else { return };
+        // Not sent (the arbiter stopped): the outcome's channel closes, and the call is Closed.
+        home.spawn_fn(move || {
+            actix_rt::spawn(async move {
+                let Some(call) = take(table, key) else { return };
+                tokio::select! {
+                    outcome = call => {
+                        let _ = answer.send(outcome);
+                    }
+                    _ = stopped => {}
                 }
-            }
+                release(table, key);
+            });
         });
     }
 }
@@ -111,18 +148,25 @@ impl Future for ThreadBound {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         let this = self.get_mut();
+        if !this.done && !is_here(this.table) {
+            this.send_home();
+        }
+        if let Some((outcome, _)) = &mut this.moved {
+            return Pin::new(outcome).poll(cx).map(|outcome| outcome.unwrap_or(Err(ClientError::Closed)));
+        }
         if this.done {
             return Poll::Ready(Err(ClientError::Closed));
         }
         // Out of the table while it runs: the call may start calls of its own.
-        let Some(mut call) = this.take() else {
+        let Some(mut call) = take(this.table, this.key) else {
             this.done = true;
             return Poll::Ready(Err(ClientError::Closed));
         };
         match call.as_mut().poll(cx) {
             Poll::Ready(outcome) => {
                 drop(call);
-                this.release();
+                this.done = true;
+                release(this.table, this.key);
                 Poll::Ready(outcome)
             }
             Poll::Pending => {
@@ -150,12 +194,22 @@ impl Future for ThreadBound {
 impl Drop for ThreadBound {
     fn drop(&mut self) {
         if self.done {
+            // Answered, or a task of its own (which stops when `moved` goes).
             return;
         }
-        // Dropped after the table's borrow ends: the call's drop may reach the table.
-        let call = self.take();
-        self.release();
-        drop(call);
+        let (table, key) = (self.table, self.key);
+        if is_here(table) {
+            // Dropped after the table's borrow ends: the call's drop may reach the table.
+            let call = take(table, key);
+            release(table, key);
+            drop(call);
+        } else if let Some(home) = &self.home {
+            home.spawn_fn(move || {
+                let call = take(table, key);
+                release(table, key);
+                drop(call);
+            });
+        }
     }
 }
 
@@ -220,8 +274,44 @@ mod tests {
         assert_eq!(drops.get(), 1, "the call went with its handle");
     }
 
+    #[actix_rt::test]
+    async fn a_handle_moved_to_another_thread_gets_its_answer_from_the_calls_thread() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<&'static str>();
+        let call = ThreadBound::new(async move { Ok(result(rx.await.unwrap_or("dropped"))) });
+        let other = actix_rt::Arbiter::new();
+        let (answer_tx, answer_rx) = tokio::sync::oneshot::channel();
+        other.spawn(async move {
+            let _ = answer_tx.send(text(call.await.unwrap()));
+        });
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+        tx.send("moved").unwrap();
+        assert_eq!(answer_rx.await.unwrap(), "moved");
+
+        // Moved, then dropped over there: the call goes on its own thread.
+        let drops = Rc::new(Cell::new(0));
+        let guard = Dropped(drops.clone());
+        let call = ThreadBound::new(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok(result("never"))
+        });
+        other.spawn(async move {
+            let mut call = call;
+            let polled = Pin::new(&mut call).poll(&mut Context::from_waker(std::task::Waker::noop()));
+            assert!(polled.is_pending());
+        });
+        for _ in 0..100 {
+            if drops.get() == 1 {
+                break;
+            }
+            actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(drops.get(), 1, "the call went with its handle");
+        other.stop();
+    }
+
     #[test]
-    fn a_handle_polled_on_another_thread_answers_closed() {
+    fn a_handle_without_an_arbiter_polled_on_another_thread_answers_closed() {
         let call = ThreadBound::new(async { Ok(result("here")) });
         let elsewhere = std::thread::spawn(move || {
             let mut call = call;
