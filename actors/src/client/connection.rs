@@ -24,7 +24,7 @@ use actix::{
 use futures_util::FutureExt as _;
 use mcpd::client::list::{json_type, Listed, Listing, Skipped};
 use mcpd::client::request::usable_tools;
-use mcpd::model::{ContentBlock, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use mcpd::model::{CallToolResult, ContentBlock, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use mcpd::tasks::{self, CreateTaskResult, DetailedTask};
 use mcpd::version::ProtocolVersion;
 use serde::Deserialize as _;
@@ -63,7 +63,7 @@ impl CallResult {
     /// # Errors
     /// A result of the wrong shape: not an object, `content` not an array, `isError` not a
     /// boolean, `structuredContent` not an object (`null` counts as absent).
-    fn from_result(server_name: &str, tool_name: &str, raw: Value) -> Result<CallResult, ClientError> {
+    pub(crate) fn from_result(server_name: &str, tool_name: &str, raw: Value) -> Result<CallResult, ClientError> {
         let shape = |what: &str, value: &Value| {
             ClientError::Protocol(format!("the tools/call result's {what} ({})", json_type(value)))
         };
@@ -91,6 +91,20 @@ impl CallResult {
             is_error,
             raw,
         })
+    }
+
+    /// The result a gateway passes on: content, structured content, `isError` and `_meta` as
+    /// received (the blocks were read once; unknown block types are left out).
+    pub(crate) fn into_passed(self) -> CallToolResult {
+        let CallResult { content, structured_content, is_error, raw, .. } = self;
+        let meta = match raw {
+            Value::Object(mut members) => match members.remove("_meta") {
+                Some(Value::Object(meta)) => Some(meta),
+                _ => None,
+            },
+            _ => None,
+        };
+        CallToolResult { content, structured_content, is_error, meta }
     }
 
     /// The text of the text blocks, joined with newlines.
@@ -311,9 +325,74 @@ pub(crate) async fn call_tool(
     handlers: Option<CallHandlers>,
 ) -> Result<CallResult, ClientError> {
     let name = call.name.clone();
+    let registered = handlers.map(|handlers| link.register(handlers, false));
+    let raw = send_call(&link, call, cancel, meta, registered.as_ref().map(|r| &*r.entry)).await?;
+    CallResult::from_result(link.name(), &name, raw)
+}
+
+/// What a gateway's tool call came to.
+#[derive(Debug)]
+pub(crate) enum Passed {
+    /// The usual answer, read straight into the result the gateway passes on (see
+    /// `link::outcome::passed_result`).
+    Result(CallToolResult),
+    /// Any other answer (`input_required`, a task's result, or a result only the whole
+    /// reading judges), as [`call_tool`] reads it.
+    Raw(CallResult),
+}
+
+impl Passed {
+    /// As a [`CallResult`] (of a passed result, `raw` is the result as passed on).
+    pub(crate) fn into_call_result(self, tool_name: &str) -> CallResult {
+        match self {
+            Passed::Raw(result) => result,
+            Passed::Result(result) => CallResult {
+                server_name: String::new(),
+                tool_name: tool_name.to_owned(),
+                raw: serde_json::to_value(&result).unwrap_or(Value::Null),
+                content: result.content,
+                structured_content: result.structured_content,
+                is_error: result.is_error,
+            },
+        }
+    }
+
+    /// Whether the tool reported a failure.
+    pub(crate) fn is_error(&self) -> bool {
+        match self {
+            Passed::Result(result) => result.is_error,
+            Passed::Raw(result) => result.is_error,
+        }
+    }
+}
+
+/// As [`call_tool`] for a gateway, with its handlers: the usual answer comes back as
+/// [`Passed::Result`], never built as a JSON value.
+pub(crate) async fn pass_tool_call(
+    link: Rc<Link>,
+    call: CallTool,
+    meta: Option<Map<String, Value>>,
+    handlers: CallHandlers,
+) -> Result<Passed, ClientError> {
+    let name = call.name.clone();
+    let registered = link.register(handlers, true);
+    let raw = send_call(&link, call, None, meta, Some(&registered.entry)).await?;
+    match registered.entry.take_passed() {
+        Some(result) => Ok(Passed::Result(result)),
+        None => CallResult::from_result(link.name(), &name, raw).map(Passed::Raw),
+    }
+}
+
+/// Sends a call for [`call_tool`] and [`pass_tool_call`], and waits for the task the server may
+/// make of it: the result (`null` when `entry` kept a passed result).
+async fn send_call(
+    link: &Rc<Link>,
+    call: CallTool,
+    cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    meta: Option<Map<String, Value>>,
+    entry: Option<&CallEntry>,
+) -> Result<Value, ClientError> {
     let cancel = cancel.map(futures_util::FutureExt::shared);
-    let registered = handlers.map(|handlers| link.register(handlers));
-    let entry = registered.as_ref().map(|r| &*r.entry);
     let mut params = call.into_params();
     let token = entry.and_then(|e| e.token.as_deref());
     if meta.is_some() || token.is_some() {
@@ -323,11 +402,10 @@ pub(crate) async fn call_tool(
         }
         params.insert("_meta".into(), Value::Object(meta));
     }
-    let raw = match start_call(&link, params, cancel.clone(), entry).await? {
+    Ok(match start_call(link, params, cancel.clone(), entry).await? {
         Started::Result(raw) => raw,
-        Started::Task(created) => Value::Object(task::wait(&link, created, cancel).await?),
-    };
-    CallResult::from_result(link.name(), &name, raw)
+        Started::Task(created) => Value::Object(task::wait(link, created, cancel).await?),
+    })
 }
 
 /// What a `tools/call` was answered with.

@@ -28,9 +28,10 @@ use mcpd::client::task::task_wait_seconds;
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
+use super::bound::ThreadBound;
 use super::connection::{
-    call_tool, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask,
-    Invalidate, List, Listable, SendRequest, StartToolCall,
+    call_tool, pass_tool_call, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection,
+    GetTask, Invalidate, List, Listable, Passed, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
@@ -268,23 +269,6 @@ struct Satellite {
 thread_local! {
     /// This thread's satellites, by manager serial and server id.
     static SATELLITES: RefCell<HashMap<u64, HashMap<String, Satellite>>> = RefCell::new(HashMap::new());
-}
-
-/// A task's result; dropping it aborts the task.
-struct AbortOnDrop<T>(actix_rt::task::JoinHandle<T>);
-
-impl<T> std::future::Future for AbortOnDrop<T> {
-    type Output = Result<T, ClientError>;
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| joined.map_err(|_| ClientError::Closed))
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// Client connections by server id.
@@ -530,17 +514,48 @@ impl ClientManager {
         meta: Option<Map<String, Value>>,
         handlers: Option<CallHandlers>,
     ) -> Result<CallResult, ClientError> {
-        let (call, retry) = match self.start_on_satellite(id, tool, arguments, (meta, handlers)) {
+        let passed = self.call(id, tool, arguments, (meta, handlers), false).await?;
+        Ok(passed.into_call_result(tool))
+    }
+
+    /// As [`ClientManager::call_tool_with`] for the gateway, with its handlers: on a satellite,
+    /// the usual answer comes back as the result the gateway passes on ([`Passed::Result`]),
+    /// never built as a JSON value.
+    pub(crate) async fn pass_tool_call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        handlers: CallHandlers,
+    ) -> Result<Passed, ClientError> {
+        self.call(id, tool, arguments, (meta, Some(handlers)), true).await
+    }
+
+    /// A call on this thread's satellite when there is one, else through the connection;
+    /// `passing` as in [`ClientManager::pass_tool_call`].
+    async fn call(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        extras: CallExtras,
+        passing: bool,
+    ) -> Result<Passed, ClientError> {
+        let (call, retry) = match self.start_on_satellite(id, tool, arguments, extras, passing) {
             Ok(started) => started,
-            Err((arguments, extras)) => return self.call_on_connection(id, tool, arguments, extras).await,
+            Err((arguments, extras)) => {
+                return self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
+            }
         };
-        let outcome = call.await.and_then(|outcome| outcome);
+        let outcome = call.await;
         match (outcome, retry) {
             // With OAuth the connection answers a 401 and the call is sent again through it.
             (Err(ClientError::Http { status: 401 | 403, .. }), Some((arguments, extras))) => {
-                self.call_on_connection(id, tool, arguments, extras).await
+                self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
             }
-            (outcome, _) => self.named(id, outcome),
+            (Ok(Passed::Raw(result)), _) => self.named(id, Ok(result)).map(Passed::Raw),
+            (outcome, _) => outcome,
         }
     }
 
@@ -558,22 +573,26 @@ impl ClientManager {
         tool: &str,
         arguments: Map<String, Value>,
         extras: CallExtras,
-    ) -> Result<
-        (AbortOnDrop<Result<CallResult, ClientError>>, Option<(Map<String, Value>, CallExtras)>),
-        (Map<String, Value>, CallExtras),
-    > {
+        passing: bool,
+    ) -> Result<(ThreadBound, Option<(Map<String, Value>, CallExtras)>), (Map<String, Value>, CallExtras)> {
         let Some((link, share)) = self.satellite(id) else { return Err((arguments, extras)) };
         let retry = share.oauth().then(|| (arguments.clone(), extras.clone()));
         let call = CallTool { name: tool.to_owned(), arguments };
         let (meta, handlers) = extras;
-        // The link is this thread's: the call runs here as a task of its own, so the caller's
-        // future stays `Send`.
-        let task = actix_rt::spawn(async move {
-            crate::panics::contain(crate::panics::Site::Client, call_tool(link, call, None, meta, handlers))
+        // The link is this thread's: the call waits in this thread's table, so the caller's
+        // future stays `Send` and polls it with its own waker.
+        let call = ThreadBound::new(async move {
+            let call = async move {
+                match handlers {
+                    Some(handlers) if passing => pass_tool_call(link, call, meta, handlers).await,
+                    handlers => call_tool(link, call, None, meta, handlers).await.map(Passed::Raw),
+                }
+            };
+            crate::panics::contain(crate::panics::Site::Client, call)
                 .await
                 .unwrap_or_else(|panic| Err(ClientError::from(panic)))
         });
-        Ok((AbortOnDrop(task), retry))
+        Ok((call, retry))
     }
 
     /// The configured name of the server in a call's result.

@@ -4,6 +4,7 @@
 //! `mcpd::client::list`), results of the wrong shape are protocol errors, and a panic in a
 //! connection's handler fails only that request.
 
+mod bound;
 mod connection;
 mod error;
 mod handlers;
@@ -15,6 +16,7 @@ mod stdio;
 mod task;
 pub(crate) mod tls;
 
+pub(crate) use connection::Passed;
 pub use connection::{
     CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
     ListTools, Listable, SendRequest, StartToolCall,

@@ -50,8 +50,8 @@ use serde_json::{json, Map, Value};
 
 use crate::client::oauth::CredentialStore;
 use crate::client::{
-    CallHandlers, CallResult, ClientError, ClientHandlers, ClientManager, Handler, HandlerFuture, NotificationHook,
-    NotificationSink, RequestAnswerer, ServerRecord,
+    CallHandlers, ClientError, ClientHandlers, ClientManager, Handler, HandlerFuture, NotificationHook,
+    NotificationSink, Passed, RequestAnswerer, ServerRecord,
 };
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
@@ -536,11 +536,18 @@ impl Gateway {
     ) -> Result<CallToolResult, ToolError> {
         let started = std::time::Instant::now();
         let handlers = pass_through(&ctx);
-        let call = self.manager.call_tool_with(server, tool, arguments, call_meta(&ctx), Some(handlers));
+        let call = self.manager.pass_tool_call(server, tool, arguments, call_meta(&ctx), handlers);
         let outcome = panics::contain(Site::Gateway, call).await.unwrap_or_else(|panic| Err(ClientError::from(panic)));
-        self.remote_metrics.record(server, started.elapsed(), &outcome);
+        self.remote_metrics.record_call(server, started.elapsed(), outcome.as_ref().map(Passed::is_error));
         match outcome {
-            Ok(result) if result.raw.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+            // The usual answer, read straight into what is passed on (the same as below).
+            Ok(Passed::Result(result)) => {
+                self.mark_up(server);
+                Ok(result)
+            }
+            Ok(Passed::Raw(result))
+                if result.raw.get("resultType").and_then(Value::as_str) == Some("input_required") =>
+            {
                 self.mark_up(server);
                 let round = result.raw.as_object().map(InputRequired::relay);
                 match round {
@@ -553,20 +560,9 @@ impl Gateway {
                     }
                 }
             }
-            Ok(result) => {
+            Ok(Passed::Raw(result)) => {
                 self.mark_up(server);
-                // Passed through faithfully: content, structured content, isError and _meta as
-                // received (the blocks were read once, by the client; unknown block types are
-                // left out).
-                let CallResult { content, structured_content, is_error, raw, .. } = result;
-                let meta = match raw {
-                    Value::Object(mut members) => match members.remove("_meta") {
-                        Some(Value::Object(meta)) => Some(meta),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                Ok(CallToolResult { content, structured_content, is_error, meta })
+                Ok(result.into_passed())
             }
             Err(error) => {
                 self.mark_down(server, &error);

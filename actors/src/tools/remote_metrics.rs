@@ -72,9 +72,14 @@ impl RemoteMetrics {
 
     /// Records one call of remote `server` that took `elapsed` and ended with `outcome`.
     pub fn record(&self, server: &str, elapsed: Duration, outcome: &Result<CallResult, ClientError>) {
+        self.record_call(server, elapsed, outcome.as_ref().map(|result| result.is_error));
+    }
+
+    /// As [`RemoteMetrics::record`], the outcome told by whether the tool reported a failure.
+    pub(crate) fn record_call(&self, server: &str, elapsed: Duration, outcome: Result<bool, &ClientError>) {
         let kind = match outcome {
-            Ok(result) if result.is_error => Some(ClientError::KINDS.len()),
-            Ok(_) => None,
+            Ok(true) => Some(ClientError::KINDS.len()),
+            Ok(false) => None,
             Err(error) => ClientError::KINDS.iter().position(|k| *k == error.kind()),
         };
         {

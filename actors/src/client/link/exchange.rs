@@ -14,8 +14,8 @@ use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 
 use super::headers::Headers;
-use super::outcome::outcome_of_body;
-use super::{Link, Mode, MAX_RESPONSE_BYTES};
+use super::outcome::{outcome_of_body, passed_result};
+use super::{CallEntry, Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 
 /// How many times one request may reconnect its SSE stream (GET + `Last-Event-ID`).
@@ -78,12 +78,32 @@ impl Link {
     /// Sends one request and reads its answer, over stdio when the wire is a child, else by
     /// POST to the endpoint.
     pub(super) async fn exchange(&self, id: &RequestId, body: Vec<u8>, headers: Headers) -> Result<Value, ClientError> {
+        self.exchange_for(id, body, headers, None).await
+    }
+
+    /// As [`Link::exchange`]; for a gateway's `tools/call` (`passing`), the usual JSON answer
+    /// is read straight into the result the gateway passes on ([`super::outcome::passed_result`]),
+    /// kept in the call's entry, and the result returned is `null`.
+    pub(super) async fn exchange_for(
+        &self,
+        id: &RequestId,
+        body: Vec<u8>,
+        headers: Headers,
+        passing: Option<&CallEntry>,
+    ) -> Result<Value, ClientError> {
         if let Some(channel) = self.stdio_channel() {
             return channel.request(id, body).await;
         }
         let answer = self.post(&self.cfg.url, body, headers).await?;
         if let Some(session) = &answer.session_id {
             self.adopt_session_id(session);
+        }
+        if let (Some(call), AnswerBody::Json(bytes)) = (passing, &answer.body) {
+            let passed = (200..300).contains(&answer.status).then(|| passed_result(bytes, id)).flatten();
+            if let Some(result) = passed {
+                call.keep_passed(result);
+                return Ok(Value::Null);
+            }
         }
         self.read_response(answer, id).await
     }

@@ -39,7 +39,8 @@ impl Link {
         }
         let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let body = meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.exchange(&id, body, headers).await
+        let passing = call.filter(|call| call.passes() && method == "tools/call");
+        self.exchange_for(&id, body, headers, passing).await
     }
 
     /// A stateless request, with its `input_required` rounds answered by the client's

@@ -47,7 +47,7 @@ use mcpd::client::config::StdioCommand;
 use mcpd::client::list::ListLimits;
 use mcpd::client::request::add_stateless_meta;
 use mcpd::jsonrpc::RequestId;
-use mcpd::model::Implementation;
+use mcpd::model::{CallToolResult, Implementation};
 use mcpd::tasks::TASKS_EXTENSION;
 use mcpd::version::ProtocolVersion;
 use serde_json::{Map, Value};
@@ -155,12 +155,32 @@ pub(crate) struct CallEntry {
     pub(crate) token: Option<String>,
     /// Its current request (a call that takes several rounds has one per round).
     request: RefCell<Option<RequestId>>,
+    /// A gateway's call (`Some`): the usual answer to its stateless `tools/call`, read straight
+    /// into the result the gateway passes on ([`outcome::passed_result`]).
+    passed: Option<RefCell<Option<CallToolResult>>>,
 }
 
 impl CallEntry {
     /// Notes the request now carrying the call.
     pub(crate) fn carried_by(&self, id: &RequestId) {
         *self.request.borrow_mut() = Some(id.clone());
+    }
+
+    /// Whether the call's usual answer is read into the result a gateway passes on.
+    fn passes(&self) -> bool {
+        self.passed.is_some()
+    }
+
+    /// Keeps the result read so.
+    fn keep_passed(&self, result: CallToolResult) {
+        if let Some(passed) = &self.passed {
+            *passed.borrow_mut() = Some(result);
+        }
+    }
+
+    /// The result read so, once.
+    pub(crate) fn take_passed(&self) -> Option<CallToolResult> {
+        self.passed.as_ref().and_then(|passed| passed.borrow_mut().take())
     }
 }
 
@@ -294,15 +314,17 @@ impl Link {
     }
 
     /// Registers a call with handlers of its own until the returned guard is dropped; its
-    /// progress token (when it wants progress) is made here.
-    pub(crate) fn register(&self, handlers: CallHandlers) -> Registered<'_> {
+    /// progress token (when it wants progress) is made here. A gateway's call `passes`: its
+    /// usual answer is kept for [`CallEntry::take_passed`].
+    pub(crate) fn register(&self, handlers: CallHandlers, passes: bool) -> Registered<'_> {
         let token = handlers.progress.is_some().then(|| {
             let n = self.next_progress.get();
             self.next_progress.set(n + 1);
             mcpd::client::attribution::progress_token(n)
         });
         let routes = handlers.routes();
-        let entry = Rc::new(CallEntry { handlers, token, request: RefCell::new(None) });
+        let passed = passes.then(RefCell::default);
+        let entry = Rc::new(CallEntry { handlers, token, request: RefCell::new(None), passed });
         // Only calls with something to route are looked through when a message arrives.
         if routes {
             self.calls.borrow_mut().push(entry.clone());

@@ -1,8 +1,10 @@
 //! A response message read as the outcome of the request it answers: the `result`, or the
-//! JSON-RPC error as a [`ClientError::Rpc`] (with the HTTP status it came with).
+//! JSON-RPC error as a [`ClientError::Rpc`] (with the HTTP status it came with); and the usual
+//! answer to a gateway's `tools/call` read straight into what it passes on ([`passed_result`]).
 
 use mcpd::jsonrpc::RequestId;
-use serde::de::IgnoredAny;
+use mcpd::model::{CallToolResult, ContentBlock};
+use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -27,14 +29,6 @@ pub(super) fn outcome_owned(mut message: Value, id: &RequestId, status: u16) -> 
 /// id, no `error` — is read straight into its parts (no map for the envelope); anything else is
 /// read as a whole message and judged by [`outcome_owned`].
 pub(super) fn outcome_of_body(body: &[u8], id: &RequestId, status: u16) -> Result<Value, ClientError> {
-    /// Whether a member is there at all (`null` included).
-    #[derive(Default)]
-    struct Present(bool);
-    impl<'de> Deserialize<'de> for Present {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            IgnoredAny::deserialize(deserializer).map(|_| Present(true))
-        }
-    }
     #[derive(Deserialize)]
     struct Response {
         id: Option<RequestId>,
@@ -54,6 +48,133 @@ pub(super) fn outcome_of_body(body: &[u8], id: &RequestId, status: u16) -> Resul
     outcome_owned(message, id, status)
 }
 
+/// A `tools/call` answer read straight from its body into the [`CallToolResult`] a gateway
+/// passes on — the content blocks, `structuredContent`, `isError` and `_meta`, other members
+/// left out — without building the result as a JSON value first. Only the usual answer is read
+/// so: a `result` to request `id`, no `error`, every member once and of its type, every content
+/// block one this server knows, and no `resultType` the caller must act on (`input_required`,
+/// `task`). For anything else `None`, and the body is read as before ([`outcome_of_body`], then
+/// `CallResult`), which gives the same result when it is the usual answer.
+pub(super) fn passed_result(body: &[u8], id: &RequestId) -> Option<CallToolResult> {
+    #[derive(Deserialize)]
+    struct Response {
+        id: Option<RequestId>,
+        result: Option<Passed>,
+        #[serde(default)]
+        error: Present,
+    }
+    match serde_json::from_slice(body) {
+        Ok(Response { id: Some(answered), result: Some(Passed(result)), error: Present(false) }) if answered == *id => {
+            Some(result)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a member is there at all (`null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(deserializer).map(|_| Present(true))
+    }
+}
+
+/// A `tools/call` result as [`passed_result`] reads it.
+struct Passed(CallToolResult);
+
+/// The members of a `tools/call` result a gateway reads.
+enum Member {
+    Content,
+    StructuredContent,
+    IsError,
+    Meta,
+    ResultType,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Member;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "content" => Member::Content,
+                    "structuredContent" => Member::StructuredContent,
+                    "isError" => Member::IsError,
+                    "_meta" => Member::Meta,
+                    "resultType" => Member::ResultType,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Passed {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = Passed;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tools/call result")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Passed, A::Error> {
+                let mut result = CallToolResult::default();
+                // Content, structuredContent, isError, _meta, resultType: each once.
+                let mut seen = [false; 5];
+                while let Some(member) = members.next_key::<Member>()? {
+                    let index = match member {
+                        Member::Content => 0,
+                        Member::StructuredContent => 1,
+                        Member::IsError => 2,
+                        Member::Meta => 3,
+                        Member::ResultType => 4,
+                        Member::Other => {
+                            members.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    if std::mem::replace(&mut seen[index], true) {
+                        return Err(A::Error::custom("a member is there twice"));
+                    }
+                    match member {
+                        Member::Content => {
+                            result.content = members.next_value::<Option<Vec<ContentBlock>>>()?.unwrap_or_default();
+                        }
+                        Member::StructuredContent => match members.next_value::<Value>()? {
+                            Value::Null => {}
+                            structured @ Value::Object(_) => result.structured_content = Some(structured),
+                            _ => return Err(A::Error::custom("structuredContent is not an object")),
+                        },
+                        Member::IsError => result.is_error = members.next_value::<Option<bool>>()?.unwrap_or(false),
+                        Member::Meta => {
+                            if let Value::Object(meta) = members.next_value::<Value>()? {
+                                result.meta = Some(meta);
+                            }
+                        }
+                        Member::ResultType | Member::Other => {
+                            if let Value::String(kind) = members.next_value::<Value>()? {
+                                if kind == "input_required" || kind == "task" {
+                                    return Err(A::Error::custom("the result is not complete"));
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(Passed(result))
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
 /// The result or error of a response message.
 pub(super) fn outcome_of(message: &Value, id: &RequestId, status: u16) -> Result<Value, ClientError> {
     if let Some(error) = message.get("error") {
@@ -69,6 +190,73 @@ pub(super) fn outcome_of(message: &Value, id: &RequestId, status: u16) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::CallResult;
+
+    /// What a gateway passes on when the body is read whole: the result, its shape judged by
+    /// `CallResult`, then what is passed.
+    fn read_whole(body: &str, id: &RequestId) -> Result<CallToolResult, ClientError> {
+        let raw = outcome_of_body(body.as_bytes(), id, 200)?;
+        CallResult::from_result("s", "t", raw).map(CallResult::into_passed)
+    }
+
+    #[test]
+    fn the_usual_answer_is_read_straight_into_what_reading_it_whole_passes_on() {
+        let id = RequestId::Number(7);
+        let usual = [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}"#,
+            r#"{"result":{"content":[{"type":"text","text":"a\"b","annotations":{"priority":0.5}},
+                {"type":"image","data":"AA==","mimeType":"image/png"}],"structuredContent":{"b":1e3,"a":[1.5,null]},
+                "isError":true,"_meta":{"k":{"x":[1]}},"ttlMs":5,"extra":{"y":2}},"id":7,"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":null,"isError":null,"structuredContent":null,"_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"\u0063ontent":[],"resultType":7}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        ];
+        for body in usual {
+            let passed = passed_result(body.as_bytes(), &id).unwrap_or_else(|| panic!("read straight: {body}"));
+            assert_eq!(passed, read_whole(body, &id).unwrap(), "{body}");
+        }
+        let hello = passed_result(usual[0].as_bytes(), &id).unwrap();
+        assert_eq!(hello, CallToolResult::text("hello"));
+    }
+
+    #[test]
+    fn any_other_answer_is_left_to_the_whole_reading() {
+        let id = RequestId::Number(7);
+        let others = [
+            // A member twice (read whole, the last one counts).
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"content":[{"type":"text","text":"x"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"isError":true,"isError":false}}"#,
+            // A block this server does not know (left out when read whole), or of the wrong shape.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"video","url":"x"},{"type":"text","text":"y"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"y","text":"z"}]}}"#,
+            // Results the caller acts on.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","task":{"taskId":"t"}}}"#,
+            // Shapes the whole reading refuses, with its own message.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":"text"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"structuredContent":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"isError":"yes"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":[]}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":null}"#,
+            // Not an answer to this request.
+            r#"{"jsonrpc":"2.0","id":8,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"error":null}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"result":{}}"#,
+            "<html>",
+        ];
+        for body in others {
+            assert_eq!(passed_result(body.as_bytes(), &id), None, "{body}");
+        }
+        // What the whole reading makes of some of them, unchanged.
+        let twice = read_whole(others[0], &id).unwrap();
+        assert_eq!(twice.content, vec![ContentBlock::text("x")]);
+        let unknown = read_whole(others[2], &id).unwrap();
+        assert_eq!(unknown.content, vec![ContentBlock::text("y")]);
+        assert!(
+            matches!(read_whole(others[6], &id), Err(ClientError::Protocol(m)) if m.contains("content is not an array"))
+        );
+    }
 
     #[test]
     fn a_body_is_judged_as_the_whole_message_would_be() {
