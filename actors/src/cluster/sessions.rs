@@ -293,20 +293,9 @@ impl SharedSessions {
     /// `logging/setLevel` in a session: recorded, and every instance's copy told.
     pub(crate) async fn set_level(&self, session: &str, level: LogLevel) -> Result<(), Unreachable> {
         let name = level_name(level);
-        let message = json!({"k": "level", "o": &*self.instance, "s": session, "level": name});
-        redis::pipe()
-            .cmd("HSET")
-            .arg(record_key(session))
-            .arg("level")
-            .arg(name)
-            .ignore()
-            .cmd("PUBLISH")
-            .arg(BUS)
-            .arg(message.to_string())
-            .ignore()
-            .query_async::<()>(&mut self.connection.clone())
-            .await
-            .map_err(|e| self.failed(&e))
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSET").arg(record_key(session)).arg("level").arg(&name).ignore();
+        self.record_and_tell(pipe, self.bus_message("level", session, json!({"level": name}))).await
     }
 
     /// `resources/(un)subscribe` in a session: recorded, and every instance's copy told.
@@ -315,13 +304,18 @@ impl SharedSessions {
             Subscription::Subscribe(uri) => (uri, true),
             Subscription::Unsubscribe(uri) => (uri, false),
         };
-        let message = json!({"k": "sub", "o": &*self.instance, "s": session, "uri": uri, "on": on});
         let mut pipe = redis::pipe();
         if on {
             pipe.cmd("HSET").arg(record_key(session)).arg(format!("sub:{uri}")).arg("1").ignore();
         } else {
             pipe.cmd("HDEL").arg(record_key(session)).arg(format!("sub:{uri}")).ignore();
         }
+        self.record_and_tell(pipe, self.bus_message("sub", session, json!({"uri": uri, "on": on}))).await
+    }
+
+    /// Runs `pipe` (a change of a session's record) with the bus `message` telling every
+    /// instance's copy, in one round trip.
+    async fn record_and_tell(&self, mut pipe: redis::Pipeline, message: Value) -> Result<(), Unreachable> {
         pipe.cmd("PUBLISH")
             .arg(BUS)
             .arg(message.to_string())
@@ -331,13 +325,22 @@ impl SharedSessions {
             .map_err(|e| self.failed(&e))
     }
 
+    /// A bus message of kind `kind` from this instance about `session`, with `fields`.
+    fn bus_message(&self, kind: &str, session: &str, fields: Value) -> Value {
+        let mut message = json!({"k": kind, "o": &*self.instance, "s": session});
+        if let (Some(message), Value::Object(fields)) = (message.as_object_mut(), fields) {
+            message.extend(fields);
+        }
+        message
+    }
+
     /// DELETE: the record goes and every instance ends its copy. Answers whether the record
     /// was there.
     pub(crate) async fn delete(&self, session: &str, idle: Duration) -> Result<bool, Unreachable> {
         if !plausible_id(session) {
             return Ok(false);
         }
-        let message = json!({"k": "end", "o": &*self.instance, "s": session});
+        let message = self.bus_message("end", session, json!({}));
         let (deleted,): (i64,) = redis::pipe()
             .cmd("DEL")
             .arg(record_key(session))
@@ -365,7 +368,7 @@ impl SharedSessions {
         id: &RequestId,
         outcome: &Result<Value, ErrorObject>,
     ) {
-        let mut message = json!({"k": "answer", "o": &*self.instance, "s": session, "id": id});
+        let mut message = self.bus_message("answer", session, json!({"id": id}));
         match outcome {
             Ok(result) => message["result"] = result.clone(),
             Err(error) => message["error"] = json!(error),
@@ -376,7 +379,7 @@ impl SharedSessions {
     /// The client cancelled a request of the session: every other instance holding the session
     /// cancels it if it runs there (not awaited).
     pub(crate) fn forward_cancel(self: &Arc<Self>, session: &str, id: &RequestId) {
-        self.publish(json!({"k": "cancel", "o": &*self.instance, "s": session, "id": id}).to_string());
+        self.publish(self.bus_message("cancel", session, json!({"id": id})).to_string());
     }
 
     fn publish(self: &Arc<Self>, message: String) {

@@ -24,7 +24,8 @@ use crate::tasks;
 /// 10 s expiry).
 const WAIT: Duration = Duration::from_secs(30);
 
-fn instance(redis_port: u16) -> HttpChild {
+/// An `examples/everything --redis` instance of the Redis on `redis_port`.
+pub(crate) fn instance(redis_port: u16) -> HttpChild {
     let mut cmd = process::everything_command();
     cmd.args(["--redis", &format!("redis://127.0.0.1:{redis_port}/")]);
     HttpChild::spawn_command(cmd)
@@ -45,15 +46,22 @@ fn borrowed<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a
 
 /// `initialize` (declaring elicitation) on `port`, then `notifications/initialized`: the session id.
 fn initialize(port: u16) -> String {
+    initialize_on(port, port)
+}
+
+/// `initialize` (declaring elicitation) on `creator`, then `notifications/initialized` on
+/// `adopter` (which adopts the session when it is another instance): the session id.
+pub(crate) fn initialize_on(creator: u16, adopter: u16) -> String {
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "cluster-bus-test", "version": "1"}}});
     let headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
-    let (status, headers, answer) = process::http(port, "POST", "/mcp", &headers, &body.to_string());
-    assert_eq!(status, 200, "{answer}");
+    let (status, headers, answer) = process::http(creator, "POST", "/mcp", &headers, &body.to_string());
+    assert_eq!(status, 200, "initialize: {answer}");
     let session = header_value(&headers, "mcp-session-id").expect("a session id").to_owned();
-    let (status, _, _) = post(port, &session, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    assert_eq!(status, 202);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, body) = post(adopter, &session, &initialized);
+    assert_eq!(status, 202, "notifications/initialized: {body}");
     session
 }
 

@@ -20,10 +20,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::cluster_bus::{initialize_on, instance};
 use crate::cluster_redis::{cli, free_port, redis_installed, Redis};
 use crate::support::eventually::eventually_blocking;
 use crate::support::interop_script;
-use crate::support::process::{self, header_value, http, run_with_timeout, text, HttpChild};
+use crate::support::process::{self, http, run_with_timeout, text, HttpChild};
 use crate::support::python::{python_with, MCP_SDK};
 
 /// The deadline of the Python run (the client has its own 60 s timeout).
@@ -41,13 +42,7 @@ fn three_instances() -> Option<(Redis, u16, [HttpChild; 3])> {
     }
     let port = free_port();
     let redis = Redis::start(port);
-    let url = format!("redis://127.0.0.1:{port}/");
-    let everything = || {
-        let mut cmd = process::everything_command();
-        cmd.args(["--redis", &url]);
-        HttpChild::spawn_command(cmd)
-    };
-    Some((redis, port, [everything(), everything(), everything()]))
+    Some((redis, port, [instance(port), instance(port), instance(port)]))
 }
 
 /// The stderr of every instance, for a failure message.
@@ -175,18 +170,8 @@ fn list_tools(port: u16, session: &str) -> (u16, Vec<String>, String) {
 #[test]
 fn a_session_outlives_the_instance_that_created_it_and_a_delete_ends_it_everywhere() {
     let Some((_redis, _, [a, b, c])) = three_instances() else { return };
-    let (status, headers, body) = post(
-        a.port,
-        None,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "cluster-test", "version": "1"}
-        }}),
-    );
-    assert_eq!(status, 200, "initialize on A: {body}");
-    let session = header_value(&headers, "mcp-session-id").unwrap_or_else(|| panic!("no Mcp-Session-Id: {headers:?}"));
-    let (status, _, body) =
-        post(b.port, Some(session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    assert_eq!(status, 202, "notifications/initialized on B: {body}\n{}", logs(&[&a, &b, &c]));
+    let session = session_on(&a, &b);
+    let session = session.as_str();
     let (status, tools, body) = list_tools(c.port, session);
     assert_eq!(status, 200, "tools/list on C: {body}\n{}", logs(&[&a, &b, &c]));
     assert!(tools.iter().any(|t| t == "test_simple_text"), "tools/list on C: {body}");
@@ -225,19 +210,7 @@ fn a_session_outlives_the_instance_that_created_it_and_a_delete_ends_it_everywhe
 
 /// Initializes a session on `creator` and has `adopter` serve it (adopting it); its id.
 fn session_on(creator: &HttpChild, adopter: &HttpChild) -> String {
-    let (status, headers, body) = post(
-        creator.port,
-        None,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "cluster-test", "version": "1"}
-        }}),
-    );
-    assert_eq!(status, 200, "initialize: {body}");
-    let session = header_value(&headers, "mcp-session-id").unwrap_or_else(|| panic!("no Mcp-Session-Id: {headers:?}"));
-    let (status, _, body) =
-        post(adopter.port, Some(session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    assert_eq!(status, 202, "notifications/initialized on the adopter: {body}");
-    session.to_owned()
+    initialize_on(creator.port, adopter.port)
 }
 
 /// A DELETE whose bus message the other instances miss (their pub/sub connections dropped, as
