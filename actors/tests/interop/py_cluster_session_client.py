@@ -45,7 +45,6 @@ import contextlib
 import itertools
 import json
 import sys
-import traceback
 from typing import Any
 
 OVERALL_TIMEOUT_S = 60.0
@@ -207,27 +206,10 @@ def main(argv: list[str]) -> int:
         return 2
     url, ports = argv[0], [int(a) for a in argv[1:]]
 
-    import anyio
+    import json_run
 
-    # Nothing but the final JSON line may reach stdout.
-    real_stdout = sys.stdout
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-
-            async def bounded() -> dict[str, Any]:
-                with anyio.fail_after(OVERALL_TIMEOUT_S):
-                    return await run(url, ports)
-
-            result = anyio.run(bounded)
-    except BaseException:  # noqa: BLE001 - includes ExceptionGroup / TimeoutError / KeyboardInterrupt
-        traceback.print_exc(file=sys.stderr)
-        sys.stderr.flush()
-        return 1
-
-    real_stdout.write(json.dumps(result) + "\n")
-    real_stdout.flush()
-    return 0
-
+    # Nothing but the final JSON line reaches stdout.
+    return json_run.main_result(lambda: run(url, ports), timeout_s=OVERALL_TIMEOUT_S)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
