@@ -3,7 +3,10 @@
 # `mcpd serve -s` (no Redis) behind nginx round-robin, and of three `mcpd serve -s --redis`
 # behind nginx — same machine, same run, loaded by wrk with `tools/call echo`:
 #   - stateless (2026-07-28, stateless.lua, -t1 -c16): one instance, three without Redis, three
-#     with Redis;
+#     with Redis; then at equal load per instance: one instance behind nginx at -c16 against
+#     three with Redis behind nginx at -c48 (16 connections each), so each process batches
+#     as much as the single one does; and one instance with Redis behind nginx against the same
+#     without Redis (what cluster mode costs a process, with no spreading);
 #   - in a session (2025-11-25, session.lua, -t8 -c8: a session per connection, initialized by
 #     the connection's first request): one instance vs three with Redis (without Redis a session
 #     is unknown to two instances of three, so there is no such mode to compare), and stateless
@@ -12,7 +15,7 @@
 # and nginx's and Redis's share (/proc utime+stime; nginx's worker included); one line per mode
 # and round.
 #
-# usage: scripts/perf/cluster-cpu.sh BASE_PORT [SECONDS] [ROUNDS]   (uses BASE_PORT..BASE_PORT+9)
+# usage: scripts/perf/cluster-cpu.sh BASE_PORT [SECONDS] [ROUNDS]   (uses BASE_PORT..BASE_PORT+12)
 # Build first: cargo build --release -p mcpd-actors --bin mcpd (or set MCPD_BIN). Needs wrk,
 # redis-server, nginx.
 set -u
@@ -42,18 +45,35 @@ for i in 3 4 5; do
   serve $((base + i + 3)) --redis "redis://127.0.0.1:$redis/"; clustered+=("$pid")
   clustered_up="$clustered_up server 127.0.0.1:$((base + i + 3));"
 done
-plain_proxy=$((base + 9))
+plain_proxy=$((base + 9)); single_proxy=$((base + 10)); single_redis_proxy=$((base + 12))
+serve $((base + 11)) --redis "redis://127.0.0.1:$redis/"; single_redis_pid=$pid
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1; daemon off; pid $work/nginx.pid; error_log $work/error.log;
 events { worker_connections 1024; }
 http {
   access_log off;
-  upstream plain { $plain_up keepalive 32; }
-  upstream clustered { $clustered_up keepalive 32; }
+  upstream plain { $plain_up keepalive 64; }
+  upstream clustered { $clustered_up keepalive 64; }
+  upstream single { server 127.0.0.1:$single; keepalive 64; }
+  upstream single_redis { server 127.0.0.1:$((base + 11)); keepalive 64; }
   server {
     listen 127.0.0.1:$plain_proxy;
     location / {
       proxy_pass http://plain; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_buffering off;
+    }
+  }
+  server {
+    listen 127.0.0.1:$single_proxy;
+    location / {
+      proxy_pass http://single; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_buffering off;
+    }
+  }
+  server {
+    listen 127.0.0.1:$single_redis_proxy;
+    location / {
+      proxy_pass http://single_redis; proxy_http_version 1.1; proxy_set_header Connection "";
       proxy_set_header Host \$http_host; proxy_buffering off;
     }
   }
@@ -69,7 +89,9 @@ CONF
 nginx -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 & nginx_pid=$!; pids+=("$nginx_pid")
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$proxy/status" > /dev/null && curl -sf "http://127.0.0.1:$plain_proxy/status" > /dev/null \
-    && curl -sf "http://127.0.0.1:$single/status" > /dev/null && break
+    && curl -sf "http://127.0.0.1:$single/status" > /dev/null \
+    && curl -sf "http://127.0.0.1:$single_proxy/status" > /dev/null \
+    && curl -sf "http://127.0.0.1:$single_redis_proxy/status" > /dev/null && break
   sleep 0.1
 done
 for p in "${pids[@]}"; do
@@ -86,8 +108,9 @@ load() { # URL SECONDS SCRIPT WRK_ARGS...: the number of requests answered 2xx (
 stateless_load() { load "$1" "$2" stateless.lua -t1 -c16; } # URL SECONDS
 session_load() { load "$1" "$2" session.lua -t8 -c8; } # URL SECONDS
 stateless8_load() { load "$1" "$2" stateless.lua -t8 -c8; } # URL SECONDS: session_load's concurrency
-for url in "$single" "$plain_proxy" "$proxy"; do stateless_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
-for url in "$single" "$proxy"; do session_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
+stateless48_load() { load "$1" "$2" stateless.lua -t1 -c48; } # URL SECONDS: 16 per instance of three
+for url in "$single" "$single_proxy" "$single_redis_proxy" "$plain_proxy" "$proxy"; do stateless_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
+for url in "$single" "$single_proxy" "$single_redis_proxy" "$proxy"; do session_load "http://127.0.0.1:$url/mcp" 1 > /dev/null; done
 per_request() { awk -v t="$1" -v n="$2" 'BEGIN{printf "%.1f", t * 10000 / n}'; }  # 10 ms ticks -> us
 for _ in $(seq "$rounds"); do
   t0=$(ticks "$single_pid"); n=$(stateless_load "http://127.0.0.1:$single/mcp" "$secs"); t1=$(ticks "$single_pid")
@@ -103,6 +126,28 @@ for _ in $(seq "$rounds"); do
   awk -v a="$one" -v b="$three" -v c="$redis_mode" -v bn="$three_nginx" -v cn="$redis_nginx" -v r="$redis_own" 'BEGIN{
     printf "mcpd CPU us/req: one instance %.1f; 3 behind nginx %.1f (%.2fx, nginx %.1f); 3 --redis behind nginx %.1f (%.2fx of one, %.2fx of 3 without Redis; nginx %.1f, redis %.1f)\n",
       a, b, b / a, bn, c, c / a, c / b, cn, r }'
+  # Equal load per instance: each of the three gets the connections the single one gets, and
+  # the single one is reached through nginx too, so the two differ only in Redis and in the
+  # number of processes.
+  t0=$(ticks "$single_pid"); n=$(stateless_load "http://127.0.0.1:$single_proxy/mcp" "$secs"); t1=$(ticks "$single_pid")
+  one=$(per_request $((t1 - t0)) "$n")
+  t0=$(ticks "${clustered[@]}"); r0=$(ticks "$redis_pid"); n=$(stateless48_load "http://127.0.0.1:$proxy/mcp" "$secs")
+  t1=$(ticks "${clustered[@]}"); r1=$(ticks "$redis_pid")
+  redis_mode=$(per_request $((t1 - t0)) "$n"); redis_own=$(per_request $((r1 - r0)) "$n")
+  awk -v a="$one" -v c="$redis_mode" -v r="$redis_own" 'BEGIN{
+    printf "equal load per instance, mcpd CPU us/req: one behind nginx (-c16) %.1f; 3 --redis behind nginx (-c48) %.1f (%.2fx of one; redis %.1f)\n",
+      a, c, c / a, r }'
+  # One process either way, both behind nginx: what cluster mode itself costs per request.
+  for mode in stateless session; do
+    t0=$(ticks "$single_pid"); n=$(${mode}_load "http://127.0.0.1:$single_proxy/mcp" "$secs"); t1=$(ticks "$single_pid")
+    one=$(per_request $((t1 - t0)) "$n")
+    t0=$(ticks "$single_redis_pid"); r0=$(ticks "$redis_pid"); n=$(${mode}_load "http://127.0.0.1:$single_redis_proxy/mcp" "$secs")
+    t1=$(ticks "$single_redis_pid"); r1=$(ticks "$redis_pid")
+    redis_mode=$(per_request $((t1 - t0)) "$n"); redis_own=$(per_request $((r1 - r0)) "$n")
+    awk -v m="$mode" -v a="$one" -v c="$redis_mode" -v r="$redis_own" 'BEGIN{
+      printf "%s, one instance behind nginx, mcpd CPU us/req: memory mode %.1f; --redis %.1f (%.2fx; redis %.1f)\n",
+        m, a, c, c / a, r }'
+  done
   # Session mode, with stateless calls at the same concurrency (-t8 -c8) as the reference: what
   # the cluster adds to sessions beyond spreading the load is the ratio of the two ratios.
   for mode in session stateless8; do
