@@ -241,3 +241,59 @@ fn status_and_metrics_show_tool_sets_and_remote_health() {
         assert!(metrics.lines().any(|l| l == line), "missing {line:?} in\n{metrics}");
     }
 }
+
+/// The connections of a burst of concurrent stateless calls through the gateway stay open for
+/// the next burst: 48 calls at once on the gateway's one worker (each a remote tool that takes
+/// half a second, so each needs its own connection to the remote), and afterwards the remote
+/// still holds at least 48 open connections (a gateway that kept only 32 closed the rest, and
+/// opened a new connection for every call beyond 32 in the next burst).
+#[test]
+fn a_burst_of_concurrent_calls_keeps_its_connections_to_the_remote() {
+    const BURST: usize = 48;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let declarations = dir.path().join("declarations.json");
+    let nap = json!({"name": "nap", "description": "Sleeps half a second.", "inputSchema": {"type": "object"},
+        "argv": ["sleep", "0.5"]});
+    std::fs::write(&declarations, json!({ "tools": [nap] }).to_string()).unwrap();
+    let remote = process::HttpChild::spawn_declared(&project, &declarations);
+    let servers = crate::gateway_passthrough::servers_file(&dir, json!({"remote": {"url": remote.url()}}));
+    let gateway = process::HttpChild::spawn(&["--no-file-tools", "-s", "--workers", "1", "--servers", &servers]);
+    crate::gateway_passthrough::all_up(&gateway);
+
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "remote__nap", "arguments": {}, "_meta": modern_meta()}})
+    .to_string();
+    let port = gateway.port;
+    let calls: Vec<_> = (0..BURST)
+        .map(|_| {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let headers = [
+                    ("Content-Type", "application/json"),
+                    ("Accept", "application/json, text/event-stream"),
+                    ("MCP-Protocol-Version", "2026-07-28"),
+                    ("Mcp-Method", "tools/call"),
+                    ("Mcp-Name", "remote__nap"),
+                ];
+                process::http(port, "POST", "/mcp", &headers, &body)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (code, _, answer) = call.join().unwrap();
+        assert_eq!(code, 200, "{answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"));
+        assert!(answer["result"].is_object() && answer["result"]["isError"] != true, "{answer}");
+    }
+    // The remote's own gauge, read within its 5 s keep-alive: the burst's connections (and the
+    // gateway's listing connection and this request's).
+    let (code, _, metrics) = process::http(remote.port, "GET", "/metrics", &[], "");
+    assert_eq!(code, 200);
+    let open: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("mcpd_connections_open ")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no mcpd_connections_open in\n{metrics}"));
+    assert!(open >= BURST as f64, "the remote holds {open} open connections after a burst of {BURST}");
+}

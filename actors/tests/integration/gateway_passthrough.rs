@@ -34,14 +34,14 @@ fn status_of(child: &process::HttpChild) -> Value {
 }
 
 /// A servers file in `dir` with `servers` as its `mcpServers`.
-fn servers_file(dir: &tempfile::TempDir, servers: Value) -> String {
+pub(crate) fn servers_file(dir: &tempfile::TempDir, servers: Value) -> String {
     let path = dir.path().join("servers.json");
     std::fs::write(&path, serde_json::to_vec_pretty(&json!({ "mcpServers": servers })).unwrap()).unwrap();
     path.to_str().unwrap().to_owned()
 }
 
 /// Waits until every remote of the gateway is up.
-fn all_up(gateway: &process::HttpChild) {
+pub(crate) fn all_up(gateway: &process::HttpChild) {
     let status = eventually_blocking("every remote is up", Duration::from_secs(15), || {
         let status = status_of(gateway);
         if status["remotes"].as_array().is_some_and(|r| !r.is_empty() && r.iter().all(|s| s["up"] == true)) {
