@@ -37,7 +37,8 @@
 #
 # Environment:
 #   MCPD_CACHE                  cache root (default <repo>/.cache), shared with setup-python.sh
-#   MCPD_CONFORMANCE_OUT        results root (default <repo>/target/conformance; wiped per run)
+#   MCPD_CONFORMANCE_OUT        results root (default <repo>/target/conformance; this script's results in it are
+#                               replaced per run)
 #   MCPD_CONFORMANCE_CLIENT_OUT client-leg results root (default <repo>/target/conformance-client)
 #   MCPD_CONFORMANCE_URL        test this URL instead; the fixture is then neither built nor started
 #                               (the client leg runs regardless: it needs only the suite's mocks)
@@ -106,11 +107,28 @@ for rev in "${REVISIONS[@]}"; do
     [ -f "$CONF_PKG/requirements/$rev.yaml" ] || die "missing $CONF_PKG/requirements/$rev.yaml"
 done
 
-# Remove only what this script writes there (never the directory itself: it may be any path).
-for rev in "${REVISIONS[@]}"; do rm -rf -- "${OUT:?}/$rev" "${OUT:?}/$rev.log" "${OUT:?}/$rev.counts"; done
-rm -f -- "${OUT:?}/fixture.log"
-for rev in "${REVISIONS[@]}"; do rm -rf -- "${CLIENT_OUT:?}/$rev" "${CLIENT_OUT:?}/$rev.counts"; done
+# Remove only what this script wrote there (never the roots: they may be any path): its files,
+# and a results directory only when it carries the mark this script leaves in the ones it makes
+# or lies in the default roots under target/, which only this script writes (a directory of that
+# name elsewhere that is not ours stops the run instead).
+RESULTS_MARK=.written-by-mcpd-conformance
+fresh_results_dir() { # DIR: an empty results directory of this script's, marked
+    if [ -e "$1" ]; then
+        case "$1" in
+            "$REPO/target/conformance/"* | "$REPO/target/conformance-client/"*) ;;
+            *) [ -f "$1/$RESULTS_MARK" ] || die "$1 exists and was not made by conformance.sh: move it away" ;;
+        esac
+        rm -rf -- "$1"
+    fi
+    mkdir -p "$1" && : >"$1/$RESULTS_MARK"
+}
 mkdir -p "$OUT" "$CLIENT_OUT"
+for rev in "${REVISIONS[@]}"; do
+    rm -f -- "$OUT/$rev.log" "$OUT/$rev.counts" "$CLIENT_OUT/$rev.counts"
+    fresh_results_dir "$OUT/$rev"
+    fresh_results_dir "$CLIENT_OUT/$rev"
+done
+rm -f -- "$OUT/fixture.log"
 
 # ---- 2. the fixture ---------------------------------------------------------------------
 # Builds examples/NAME.rs and prints its executable: cargo's JSON messages on stdout name it
@@ -414,7 +432,6 @@ done
 [ "$LEGS" = both ] || REVISIONS=() # no client leg
 for rev in "${REVISIONS[@]}"; do
     rev_out="$CLIENT_OUT/$rev"
-    mkdir -p "$rev_out"
     mapfile -t scenarios < <("$NODE" -e "$CLIENT_LIST_JS" "$CONF_PKG/requirements/$rev.yaml")
     [ "${#scenarios[@]}" -gt 0 ] || die "no client scenarios in $CONF_PKG/requirements/$rev.yaml"
     declare -A extra=()

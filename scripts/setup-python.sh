@@ -23,9 +23,14 @@ sys.exit(m.version('mcp') != '$MCP_VERSION' or m.version('prometheus-client') !=
 
 if ! have_deps; then
     # A venv whose interpreter no longer runs (its base Python was removed) is rebuilt.
+    # Only a directory that is a venv (it has pyvenv.cfg) is removed; anything else stops here.
     if [ -e "$VENV" ] && ! "$PY" -c "import contextlib, venv" >/dev/null 2>&1; then
+        if [ ! -f "$VENV/pyvenv.cfg" ]; then
+            echo "setup-python.sh: $VENV is not a Python venv; move it away" >&2
+            exit 1
+        fi
         echo "setup-python.sh: $VENV is broken; recreating it" >&2
-        rm -rf -- "${VENV:?}"
+        rm -rf -- "$VENV"
     fi
     if [ ! -x "$PY" ]; then
         mkdir -p "$CACHE"
