@@ -39,59 +39,35 @@ serve() { # PORT ARGS...: one mcpd, its pid in $pid
   pid=$!; pids+=("$pid")
 }
 serve "$single"; single_pid=$pid
-plain=(); clustered=(); plain_up=""; clustered_up=""
+plain=(); clustered=()
 for i in 3 4 5; do
-  serve $((base + i)); plain+=("$pid"); plain_up="$plain_up server 127.0.0.1:$((base + i));"
+  serve $((base + i)); plain+=("$pid")
   serve $((base + i + 3)) --redis "redis://127.0.0.1:$redis/"; clustered+=("$pid")
-  clustered_up="$clustered_up server 127.0.0.1:$((base + i + 3));"
 done
 plain_proxy=$((base + 9)); single_proxy=$((base + 10)); single_redis_proxy=$((base + 12))
 serve $((base + 11)) --redis "redis://127.0.0.1:$redis/"; single_redis_pid=$pid
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $work/nginx.pid; error_log $work/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  upstream plain { $plain_up keepalive 64; }
-  upstream clustered { $clustered_up keepalive 64; }
-  upstream single { server 127.0.0.1:$single; keepalive 64; }
-  upstream single_redis { server 127.0.0.1:$((base + 11)); keepalive 64; }
-  server {
-    listen 127.0.0.1:$plain_proxy;
-    location / {
-      proxy_pass http://plain; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_buffering off;
-    }
-  }
-  server {
-    listen 127.0.0.1:$single_proxy;
-    location / {
-      proxy_pass http://single; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_buffering off;
-    }
-  }
-  server {
-    listen 127.0.0.1:$single_redis_proxy;
-    location / {
-      proxy_pass http://single_redis; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_buffering off;
-    }
-  }
-  server {
-    listen 127.0.0.1:$proxy;
-    location / {
-      proxy_pass http://clustered; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_buffering off;
-    }
-  }
+proxied() { # PORT UPSTREAM_SERVERS...: an nginx server block on PORT, round-robin over the servers
+  local port=$1 name=up$1; shift
+  printf '  upstream %s {' "$name"; printf ' server 127.0.0.1:%s;' "$@"; printf ' keepalive 64; }\n'
+  printf '  server { listen 127.0.0.1:%s; location / { proxy_pass http://%s; proxy_http_version 1.1;\n' "$port" "$name"
+  printf '    proxy_set_header Connection ""; proxy_set_header Host $http_host; proxy_buffering off; } }\n'
 }
-CONF
+{
+  printf 'worker_processes 1; daemon off; pid %s/nginx.pid; error_log %s/error.log;\n' "$work" "$work"
+  printf 'events { worker_connections 1024; }\nhttp {\n  access_log off;\n'
+  proxied "$plain_proxy" $((base + 3)) $((base + 4)) $((base + 5))
+  proxied "$proxy" $((base + 6)) $((base + 7)) $((base + 8))
+  proxied "$single_proxy" "$single"
+  proxied "$single_redis_proxy" $((base + 11))
+  printf '}\n'
+} > "$work/nginx.conf"
 nginx -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 & nginx_pid=$!; pids+=("$nginx_pid")
 for _ in $(seq 100); do
-  curl -sf "http://127.0.0.1:$proxy/status" > /dev/null && curl -sf "http://127.0.0.1:$plain_proxy/status" > /dev/null \
-    && curl -sf "http://127.0.0.1:$single/status" > /dev/null \
-    && curl -sf "http://127.0.0.1:$single_proxy/status" > /dev/null \
-    && curl -sf "http://127.0.0.1:$single_redis_proxy/status" > /dev/null && break
+  up=1
+  for port in "$proxy" "$plain_proxy" "$single" "$single_proxy" "$single_redis_proxy"; do
+    curl -sf "http://127.0.0.1:$port/status" > /dev/null || { up=0; break; }
+  done
+  [ "$up" = 1 ] && break
   sleep 0.1
 done
 for p in "${pids[@]}"; do
