@@ -56,7 +56,9 @@ use super::{heartbeat_key, Health, RETRY};
 use crate::http::stream::sse;
 use crate::queue::EventSender;
 use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
-use crate::session::{ChangeSubscription, EndReason, Negotiated, Reconcile, Session, SessionRegistry, Stop};
+use crate::session::{
+    ChangeSubscription, EndReason, Negotiated, Reconcile, Reconciled, Session, SessionRegistry, Stop,
+};
 use crate::tasks::Tasks;
 use crate::tool_executor::Cancel;
 
@@ -256,9 +258,20 @@ impl SharedSessions {
     /// Refreshes a used session's record (not awaited; a failure is counted). A record that is
     /// gone although the session is in use is written again from this copy (Redis restarted
     /// without persistence, or was flushed), unless the session was deleted (its tombstone is
-    /// there: a DELETE whose bus message this instance missed) — then the copy is ended.
-    pub(crate) fn keep_alive(self: &Arc<Self>, session: &str, idle: Duration, copy: RecordCopy, actor: Addr<Session>) {
+    /// there: a DELETE whose bus message this instance missed) — then the copy is ended. When
+    /// `reconcile` (the bus was down, its messages lost), a record that is there is read and its
+    /// log level and subscriptions handed to the copy ([`Reconciled`]): a `logging/setLevel` or
+    /// a (un)subscription made elsewhere meanwhile reaches this copy too.
+    pub(crate) fn keep_alive(
+        self: &Arc<Self>,
+        session: &str,
+        idle: Duration,
+        copy: RecordCopy,
+        actor: Addr<Session>,
+        reconcile: bool,
+    ) {
         let this = self.clone();
+        let id = session.to_owned();
         let key = record_key(session);
         let ended = ended_key(session);
         actix_rt::spawn(async move {
@@ -279,6 +292,13 @@ impl SharedSessions {
                 Ok((_, 1)) => {
                     log::debug!("cluster: {key} was deleted elsewhere; this copy ends");
                     actor.do_send(Stop { reason: EndReason::Deleted });
+                    Ok(())
+                }
+                Ok(_) if reconcile => {
+                    // A failure was counted by `load`; the next reconcile tries again.
+                    if let Ok(Some(record)) = this.load(&id).await {
+                        actor.do_send(Reconciled { log_level: record.log_level, subscriptions: record.subscriptions });
+                    }
                     Ok(())
                 }
                 Ok(_) => Ok(()),

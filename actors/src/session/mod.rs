@@ -7,8 +7,8 @@
 //! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
 //! session's `ToolExecutor` and read [`SessionShared`] directly.
 //!
-//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`,
-//! `CatalogChanged` and `Stop`.
+//! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`, `Reconcile`,
+//! `Reconciled`, `CatalogChanged` and `Stop`.
 
 mod registry;
 mod shared;
@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
+use mcpd::context::LogLevel;
 use mcpd::server::{Interest, Subscription};
 
 use crate::cluster::sessions::{EventWriter, RecordCopy, SharedSessions};
@@ -153,9 +154,10 @@ impl Session {
     }
 
     /// Cluster mode: refreshes the session's record in Redis when the session was used since
-    /// the last refresh (always when `force`d); the record is written again if Redis lost it,
-    /// and this copy ends if the session was deleted meanwhile (a DELETE whose bus message it
-    /// missed). Not for the 2024-11-05 transport, whose sessions are not shared.
+    /// the last refresh (always when `force`d, after the bus was down: then the copy also takes
+    /// the record's log level and subscriptions, see [`Reconciled`]); the record is written again
+    /// if Redis lost it, and this copy ends if the session was deleted meanwhile (a DELETE whose
+    /// bus message it missed). Not for the 2024-11-05 transport, whose sessions are not shared.
     fn refresh_record(&mut self, ctx: &mut Context<Self>, force: bool) {
         let Some(cluster) = &self.cluster else { return };
         if self.legacy_sse {
@@ -168,7 +170,7 @@ impl Session {
         let Some(negotiated) = self.shared.negotiated() else { return };
         let copy =
             RecordCopy { negotiated, log_level: self.shared.log_level(), subscriptions: self.interest.uris().to_vec() };
-        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, ctx.address());
+        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, ctx.address(), force);
         self.refreshed = Instant::now();
     }
 
@@ -413,6 +415,35 @@ impl Handler<Reconcile> for Session {
     fn handle(&mut self, _msg: Reconcile, ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
         self.refresh_record(ctx, true);
+    }
+}
+
+/// Cluster mode: what the session's record says after a [`Reconcile`]; the copy takes its log
+/// level and subscriptions (changes made elsewhere while this instance's bus was down).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct Reconciled {
+    /// The level `logging/setLevel` set (a level is never unset: none leaves this copy's).
+    pub log_level: Option<LogLevel>,
+    /// The subscribed resource URIs.
+    pub subscriptions: Vec<String>,
+}
+
+impl Handler<Reconciled> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Reconciled, _ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        if let Some(level) = msg.log_level.filter(|level| self.shared.log_level() != Some(*level)) {
+            self.shared.set_log_level(level);
+        }
+        let held = self.interest.uris().to_vec();
+        for uri in held.iter().filter(|uri| !msg.subscriptions.contains(uri)) {
+            self.interest.apply_counted(Subscription::Unsubscribe(uri.clone()), &self.catalog);
+        }
+        for uri in msg.subscriptions.into_iter().filter(|uri| !held.contains(uri)) {
+            self.interest.apply_counted(Subscription::Subscribe(uri), &self.catalog);
+        }
     }
 }
 

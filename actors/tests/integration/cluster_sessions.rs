@@ -233,3 +233,32 @@ fn a_delete_whose_bus_message_was_lost_still_ends_the_other_copies() {
         list_tools(a.port, &session).0 == 404 && list_tools(c.port, &session).0 == 404
     });
 }
+
+/// A `logging/setLevel` whose bus message the other instances miss (their pub/sub connections
+/// dropped while it is answered) still reaches their copies once they are subscribed again: on
+/// resubscribing, each copy reads its record and takes the level, so a tool's log messages reach
+/// the client on C too. Without that, C's copy kept the level it had (none set: no log messages)
+/// for as long as it was in use.
+#[test]
+fn a_log_level_set_while_the_bus_was_down_reaches_the_other_copies() {
+    let Some((_redis, redis_port, [a, b, c])) = three_instances() else { return };
+    let session = session_on(&a, &c);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_tool_with_logging", "arguments": {}}});
+    let logged = |port: u16| {
+        let (status, _, body) = post(port, Some(&session), &call);
+        assert_eq!(status, 200, "tools/call on {port}: {body}");
+        assert!(message(&body)["result"].is_object(), "{body}");
+        body.contains("notifications/message")
+    };
+    assert!(!logged(c.port), "no level set yet: no log messages");
+    let killed = cli(redis_port, &["CLIENT", "KILL", "TYPE", "pubsub"]).unwrap_or_default();
+    assert_eq!(killed, "3", "every instance's bus subscription dropped");
+    let set_level = json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "info"}});
+    let (status, _, body) = post(b.port, Some(&session), &set_level);
+    assert_eq!(status, 200, "logging/setLevel on B: {body}");
+    assert!(logged(b.port), "B set the level: its copy logs");
+    // The instances resubscribe within a second (RETRY); a bound generous for a loaded machine.
+    eventually_blocking("C's copy sends the tool's log messages", Duration::from_secs(10), || logged(c.port));
+    assert!(logged(a.port), "A's copy took the level too");
+}
