@@ -2,7 +2,8 @@
 //! instances A and B over one Debian `redis-server`, driven with raw HTTP so that each request
 //! goes to the instance the test names. A session created on A is served by B (adopted from its
 //! record); the client's answer to A's elicitation, POSTed to B, reaches the tool on A; a
-//! catalog change on A reaches the client's `GET` stream held by B; a DELETE on one instance
+//! catalog change on A reaches the client's `GET` stream held by B, and so do the updates of a
+//! resource subscribed on A while B's bus was down; a DELETE on one instance
 //! ends the session on both; a cancellation POSTed to B stops the request running on A (its
 //! command's processes die); a stream whose instance died, resumed on B, ends with a JSON-RPC
 //! error; and with Redis gone, B answers a session it cannot look up with 503 naming the cause.
@@ -198,6 +199,32 @@ fn a_change_on_one_instance_reaches_the_stream_another_holds() {
     let (status, _, body) = process::http(a.port, "POST", "/mcp", &borrowed(&headers), &trigger.to_string());
     assert_eq!(status, 200, "{body}");
     get.wait_for("notifications/tools/list_changed", WAIT);
+}
+
+/// A `resources/subscribe` whose bus message B misses (every pub/sub connection dropped while A
+/// answers it) still reaches B's copy once B is subscribed again (B reads the session's record):
+/// the watched resource's updates (every 3 s) reach the `GET` stream B holds. Without that, B's
+/// copy had no subscription and the stream heard nothing.
+#[test]
+fn a_subscription_made_while_the_bus_was_down_reaches_the_other_copy() {
+    if !redis_installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let (a, b) = (instance(redis_port), instance(redis_port));
+    let session = initialize(a.port);
+    let mut get = Streamed::open(b.port, "GET", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], "");
+    assert_eq!(get.status, 200, "{}", get.seen);
+    get.wait_for("retry:", WAIT);
+    let killed = cli(redis_port, &["CLIENT", "KILL", "TYPE", "pubsub"]).unwrap_or_default();
+    assert_eq!(killed, "2", "both instances' bus subscriptions dropped");
+    let subscribe = request(2, "resources/subscribe", json!({"uri": "test://watched-resource"}));
+    let (status, _, body) = post(a.port, &session, &subscribe);
+    assert_eq!(status, 200, "{body}");
+    get.wait_for("notifications/resources/updated", WAIT);
+    let (_, updated) = event_with(&get.seen, "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "test://watched-resource", "{updated}");
 }
 
 #[test]
