@@ -347,7 +347,15 @@ impl SharedSessions {
 
     /// A bus message of kind `kind` from this instance about `session`, with `fields`.
     fn bus_message(&self, kind: &str, session: &str, fields: Value) -> Value {
-        let mut message = json!({"k": kind, "o": &*self.instance, "s": session});
+        let mut message = self.instance_message(kind, fields);
+        message["s"] = Value::from(session);
+        message
+    }
+
+    /// A bus message of kind `kind` from this instance, with `fields` (every message carries
+    /// its kind `k` and origin `o`).
+    fn instance_message(&self, kind: &str, fields: Value) -> Value {
+        let mut message = json!({"k": kind, "o": &*self.instance});
         if let (Some(message), Value::Object(fields)) = (message.as_object_mut(), fields) {
             message.extend(fields);
         }
@@ -432,7 +440,7 @@ impl SharedSessions {
             return;
         }
         self.recent.seen(&self.instance, event);
-        let message = json!({"k": "catalog", "o": &*self.instance, "e": event_json(event)});
+        let message = self.instance_message("catalog", json!({"e": event_json(event)}));
         self.publish(message.to_string());
     }
 
@@ -816,7 +824,7 @@ pub(super) fn start_bus(shared: &Arc<SharedSessions>, client: redis::Client) {
         let publisher = Arc::downgrade(shared);
         tasks.set_relay(Box::new(move |task| {
             if let Some(shared) = publisher.upgrade() {
-                let message = json!({"k": "task", "o": &*shared.instance, "t": task});
+                let message = shared.instance_message("task", json!({"t": task}));
                 shared.publish(message.to_string());
             }
         }));
