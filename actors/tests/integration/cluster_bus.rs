@@ -25,6 +25,17 @@ use crate::tasks;
 /// 10 s expiry).
 const WAIT: Duration = Duration::from_secs(30);
 
+/// Redis (and its port) and `N` `examples/everything --redis` instances of it; `None` (the
+/// test returns, skipped) without `redis-server`.
+pub(crate) fn instances<const N: usize>() -> Option<(Redis, u16, [HttpChild; N])> {
+    if !redis_installed() {
+        return None;
+    }
+    let port = free_port();
+    let redis = Redis::start(port);
+    Some((redis, port, std::array::from_fn(|_| instance(port))))
+}
+
 /// An `examples/everything --redis` instance of the Redis on `redis_port`.
 pub(crate) fn instance(redis_port: u16) -> HttpChild {
     let mut cmd = process::everything_command();
@@ -152,12 +163,7 @@ fn elicitation_on(port: u16, session: &str) -> (Streamed, String, Value) {
 
 #[test]
 fn a_session_made_on_one_instance_is_served_and_answered_through_another() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let _redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((_redis, _, [a, b])) = instances() else { return };
     let session = initialize(a.port);
 
     // B never saw the session: it serves it from the record A wrote.
@@ -184,12 +190,7 @@ fn a_session_made_on_one_instance_is_served_and_answered_through_another() {
 
 #[test]
 fn a_change_on_one_instance_reaches_the_stream_another_holds() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let _redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((_redis, _, [a, b])) = instances() else { return };
     let session = initialize(a.port);
     let headers = session_headers(&session);
     let mut get = Streamed::open(b.port, "GET", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], "");
@@ -207,12 +208,7 @@ fn a_change_on_one_instance_reaches_the_stream_another_holds() {
 /// copy had no subscription and the stream heard nothing.
 #[test]
 fn a_subscription_made_while_the_bus_was_down_reaches_the_other_copy() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let _redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((_redis, redis_port, [a, b])) = instances() else { return };
     let session = initialize(a.port);
     let mut get = Streamed::open(b.port, "GET", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], "");
     assert_eq!(get.status, 200, "{}", get.seen);
@@ -229,12 +225,7 @@ fn a_subscription_made_while_the_bus_was_down_reaches_the_other_copy() {
 
 #[test]
 fn a_delete_on_one_instance_ends_the_session_on_every_instance() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let _redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((_redis, _, [a, b])) = instances() else { return };
     let session = initialize(a.port);
     let (status, _, body) = post(b.port, &session, &request(1, "ping", json!({})));
     assert_eq!(status, 200, "B adopts the session: {body}");
@@ -257,12 +248,7 @@ fn a_delete_on_one_instance_ends_the_session_on_every_instance() {
 
 #[test]
 fn a_stream_whose_instance_died_ends_with_an_error_when_resumed_on_another() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let _redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((_redis, redis_port, [a, b])) = instances() else { return };
     let session = initialize(a.port);
     let (stream, event_id, _) = elicitation_on(a.port, &session);
     // A writes its events to Redis as it sends them (not before): wait until this one is there
@@ -294,12 +280,7 @@ fn a_stream_whose_instance_died_ends_with_an_error_when_resumed_on_another() {
 
 #[test]
 fn with_redis_gone_a_session_that_cannot_be_looked_up_gets_503_naming_the_cause() {
-    if !redis_installed() {
-        return;
-    }
-    let redis_port = free_port();
-    let redis = Redis::start(redis_port);
-    let (a, b) = (instance(redis_port), instance(redis_port));
+    let Some((redis, _, [a, b])) = instances() else { return };
     let session = initialize(a.port);
     drop(redis);
     let (status, _, body) = post(b.port, &session, &request(1, "ping", json!({})));

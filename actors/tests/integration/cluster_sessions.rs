@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cluster_bus::{initialize_on, instance};
-use crate::cluster_redis::{cli, free_port, redis_installed, Redis};
+use crate::cluster_bus::{initialize_on, instances};
+use crate::cluster_redis::cli;
 use crate::support::eventually::eventually_blocking;
 use crate::support::interop_script;
 use crate::support::process::{self, http, run_with_timeout, text, HttpChild};
@@ -33,17 +33,6 @@ const PYTHON_TIMEOUT: Duration = Duration::from_secs(90);
 const BUS_DELIVERY: Duration = Duration::from_secs(2);
 /// The session revision these tests speak.
 const VERSION: &str = "2025-11-25";
-
-/// Redis (and its port) and three `everything --redis` instances; None (the test says it is
-/// skipped) without `redis-server`.
-fn three_instances() -> Option<(Redis, u16, [HttpChild; 3])> {
-    if !redis_installed() {
-        return None;
-    }
-    let port = free_port();
-    let redis = Redis::start(port);
-    Some((redis, port, [instance(port), instance(port), instance(port)]))
-}
 
 /// The stderr of every instance, for a failure message.
 fn logs(instances: &[&HttpChild]) -> String {
@@ -61,7 +50,7 @@ fn logs(instances: &[&HttpChild]) -> String {
 /// the DELETE on A, B and C answer 404 for the session.
 #[test]
 fn python_sdk_session_spread_over_three_instances() {
-    let Some((_redis, _, [a, b, c])) = three_instances() else { return };
+    let Some((_redis, _, [a, b, c])) = instances() else { return };
     let Some(python) = python_with(MCP_SDK) else { return };
     let ports = [a.port, b.port, c.port].map(|p| p.to_string());
     let mut cmd = Command::new(&python);
@@ -169,7 +158,7 @@ fn list_tools(port: u16, session: &str) -> (u16, Vec<String>, String) {
 /// [`BUS_DELIVERY`].
 #[test]
 fn a_session_outlives_the_instance_that_created_it_and_a_delete_ends_it_everywhere() {
-    let Some((_redis, _, [a, b, c])) = three_instances() else { return };
+    let Some((_redis, _, [a, b, c])) = instances() else { return };
     let session = session_on(&a, &b);
     let session = session.as_str();
     let (status, tools, body) = list_tools(c.port, session);
@@ -220,7 +209,7 @@ fn session_on(creator: &HttpChild, adopter: &HttpChild) -> String {
 /// check the copies kept serving the deleted session until they idled out.
 #[test]
 fn a_delete_whose_bus_message_was_lost_still_ends_the_other_copies() {
-    let Some((_redis, redis_port, [a, b, c])) = three_instances() else { return };
+    let Some((_redis, redis_port, [a, b, c])) = instances() else { return };
     let session = session_on(&a, &c);
     let killed = cli(redis_port, &["CLIENT", "KILL", "TYPE", "pubsub"]).unwrap_or_default();
     assert_eq!(killed, "3", "every instance's bus subscription dropped");
@@ -241,7 +230,7 @@ fn a_delete_whose_bus_message_was_lost_still_ends_the_other_copies() {
 /// for as long as it was in use.
 #[test]
 fn a_log_level_set_while_the_bus_was_down_reaches_the_other_copies() {
-    let Some((_redis, redis_port, [a, b, c])) = three_instances() else { return };
+    let Some((_redis, redis_port, [a, b, c])) = instances() else { return };
     let session = session_on(&a, &c);
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "test_tool_with_logging", "arguments": {}}});
