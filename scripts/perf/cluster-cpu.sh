@@ -20,6 +20,7 @@
 # redis-server, nginx.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/nginx.sh"
 bin="${MCPD_BIN:-$here/../../target/release/mcpd}"
 base=$1; secs=${2:-5}; rounds=${3:-3}
 single=$base; redis=$((base + 1)); proxy=$((base + 2))
@@ -46,21 +47,9 @@ for i in 3 4 5; do
 done
 plain_proxy=$((base + 9)); single_proxy=$((base + 10)); single_redis_proxy=$((base + 12))
 serve $((base + 11)) --redis "redis://127.0.0.1:$redis/"; single_redis_pid=$pid
-proxied() { # PORT UPSTREAM_SERVERS...: an nginx server block on PORT, round-robin over the servers
-  local port=$1 name=up$1; shift
-  printf '  upstream %s {' "$name"; printf ' server 127.0.0.1:%s;' "$@"; printf ' keepalive 64; }\n'
-  printf '  server { listen 127.0.0.1:%s; location / { proxy_pass http://%s; proxy_http_version 1.1;\n' "$port" "$name"
-  printf '    proxy_set_header Connection ""; proxy_set_header Host $http_host; proxy_buffering off; } }\n'
-}
-{
-  printf 'worker_processes 1; daemon off; pid %s/nginx.pid; error_log %s/error.log;\n' "$work" "$work"
-  printf 'events { worker_connections 1024; }\nhttp {\n  access_log off;\n'
-  proxied "$plain_proxy" $((base + 3)) $((base + 4)) $((base + 5))
-  proxied "$proxy" $((base + 6)) $((base + 7)) $((base + 8))
-  proxied "$single_proxy" "$single"
-  proxied "$single_redis_proxy" $((base + 11))
-  printf '}\n'
-} > "$work/nginx.conf"
+nginx_config "$work" "$plain_proxy $((base + 3)) $((base + 4)) $((base + 5))" \
+  "$proxy $((base + 6)) $((base + 7)) $((base + 8))" "$single_proxy $single" \
+  "$single_redis_proxy $((base + 11))" > "$work/nginx.conf"
 nginx -c "$work/nginx.conf" -p "$work" > "$work/nginx.log" 2>&1 & nginx_pid=$!; pids+=("$nginx_pid")
 for _ in $(seq 100); do
   up=1

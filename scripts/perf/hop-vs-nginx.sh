@@ -9,27 +9,14 @@
 # Build first: cargo build --release -p mcpd-actors --bin mcpd (or set MCPD_BIN). Needs wrk, nginx.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/nginx.sh"
 bin="${MCPD_BIN:-$here/../../target/release/mcpd}"
 base=$1; secs=${2:-4}; rounds=${3:-3}
 remote=$base; gateway=$((base + 1)); proxy=$((base + 2))
 work=$(mktemp -d)
 printf '{"mcpServers": {"remote": {"url": "http://127.0.0.1:%s/mcp"}}}\n' "$remote" > "$work/servers.json"
 sed 's/"echo"/"remote__echo"/g' "$here/stateless.lua" > "$work/gateway.lua"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $work/nginx.pid; error_log $work/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  upstream remote { server 127.0.0.1:$remote; keepalive 32; }
-  server {
-    listen 127.0.0.1:$proxy;
-    location / {
-      proxy_pass http://remote; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_buffering off;
-    }
-  }
-}
-CONF
+nginx_config "$work" "$proxy $remote" > "$work/nginx.conf"
 pids=()
 cleanup() { # the processes this script started, then its own mktemp directory (nginx writes
   # subdirectories there), removed only when it is that directory
