@@ -209,6 +209,11 @@ impl ToolContext {
         self.client_capabilities.as_deref()
     }
 
+    /// The same, shared (for passing on without a copy).
+    pub fn shared_client_capabilities(&self) -> Option<Arc<Value>> {
+        self.client_capabilities.clone()
+    }
+
     /// Whether the client declared the capability `name` (e.g. `"sampling"`).
     pub fn client_supports(&self, name: &str) -> bool {
         self.client_capabilities().and_then(|c| c.get(name)).is_some_and(|v| !v.is_null())

@@ -77,6 +77,10 @@ impl KeySet {
     /// apart (task ownership); `None` when none matches or the set is open. Constant time like
     /// [`KeySet::authorizes`].
     pub fn identify<'a>(&self, header: impl Fn(&str) -> Option<&'a str>) -> Option<usize> {
+        // An open set identifies nobody: no header is read.
+        if self.is_open() {
+            return None;
+        }
         let bearer = header("authorization").and_then(|value| {
             let (scheme, token) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())

@@ -140,6 +140,12 @@ pub struct CallHandlers {
     /// On the stateless wire: the first request carries these `inputResponses` and this
     /// `requestState` (the retry of an `input_required` round the caller relayed).
     pub resume: Option<(Value, Option<Value>)>,
+    /// On the stateless wire: the calling client's declared capabilities, whose entries for
+    /// the capabilities the link declares (not `extensions`) the call's requests declare
+    /// instead of the link's — a gateway passes on what its caller can be asked, with the
+    /// caller's own sub-capabilities, so that the remote asks only what will be answered.
+    /// `None`: the link's.
+    pub capabilities: Option<Arc<Value>>,
 }
 
 impl fmt::Debug for CallHandlers {
@@ -150,6 +156,7 @@ impl fmt::Debug for CallHandlers {
             .field("requests", &self.requests.is_some())
             .field("relay_input", &self.relay_input)
             .field("resume", &self.resume.is_some())
+            .field("capabilities", &self.capabilities)
             .finish()
     }
 }

@@ -52,14 +52,16 @@ pub(super) fn carry_trace(request: &mut Request, headers: &HeaderMap) {
     }
 }
 
-/// The text value of the header with this lowercase name; the routing headers are found by
-/// their ready-made names, any other (an `Mcp-Param-*`) by parsing its name.
+/// The text value of the header with this lowercase name; the routing headers and
+/// `Authorization` are found by their ready-made names, any other (an `Mcp-Param-*`, an API key
+/// header) by parsing its name.
 fn header_text<'r>(headers: &'r HeaderMap, name: &str) -> Option<&'r str> {
     let value = match name {
         mcpd::headers::PROTOCOL_VERSION => headers.get(&PROTOCOL_VERSION),
         mcpd::headers::METHOD => headers.get(&METHOD),
         mcpd::headers::NAME => headers.get(&NAME),
         mcpd::headers::SESSION_ID => headers.get(&SESSION_ID),
+        "authorization" => headers.get(header::AUTHORIZATION),
         other => headers.get(other),
     };
     value.and_then(|v| v.to_str().ok())

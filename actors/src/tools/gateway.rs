@@ -738,13 +738,18 @@ fn pass_through(ctx: &ToolContext) -> CallHandlers {
         requests: Some(requests),
         relay_input: true,
         resume: relayed_retry(ctx.input_responses(), ctx.request_state()),
+        // What a stateless remote is told this call's client can be asked: the caller's own
+        // declarations (the link passes on those of elicitation, sampling and roots, the
+        // requests forwarded here), nothing it did not declare.
+        capabilities: Some(ctx.shared_client_capabilities().unwrap_or_else(|| Arc::new(json!({})))),
     }
 }
 
 /// The gateway's own answers to what a remote asks outside any call it can attribute (several
 /// calls in flight on a shared stream, or none): refused, never answered with made-up defaults.
-/// `elicitation`, `sampling` and `roots` are declared to every remote all the same: they are
-/// what mcpd forwards to the callers that declared them.
+/// `elicitation`, `sampling` and `roots` are declared to every remote all the same (a stateless
+/// remote is told each call's caller's own instead, see [`pass_through`]): they are what mcpd
+/// forwards to the callers that declared them.
 fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
     fn refuse(method: &'static str) -> Handler {
         Arc::new(move |_params| {

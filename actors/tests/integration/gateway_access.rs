@@ -2,7 +2,8 @@
 //! each client's key, its tools, its rate limit, its call counts; the file reloaded on SIGHUP,
 //! a broken edit keeping the policy in force), the official Python SDK as a restricted client,
 //! and the observability of the hop (per-remote latency and errors by kind in `/metrics`, the
-//! caller's W3C `traceparent` forwarded to the remote).
+//! caller's W3C `traceparent` forwarded to the remote, the caller's own capabilities declared
+//! to a stateless remote).
 
 use std::path::Path;
 use std::time::Duration;
@@ -283,7 +284,8 @@ fn traced_remote() -> MockServer {
 }
 
 /// The hop observed: the caller's `traceparent` and `tracestate` reach the remote (as headers
-/// and in `_meta`); each call shows in the remote's latency histogram; failures are counted by
+/// and in `_meta`), and so do the capabilities the caller declared (those the gateway forwards);
+/// each call shows in the remote's latency histogram; failures are counted by
 /// kind — an HTTP error, then the remote gone (a connection refused).
 #[test]
 fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
@@ -316,12 +318,38 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
     assert_eq!(call.header("traceparent"), Some(parent), "{:?}", call.headers);
     assert_eq!(call.header("tracestate"), Some("rojo=00f067aa0ba902b7"));
     assert_eq!(call.params()["_meta"]["traceparent"], parent, "{:?}", call.json());
+    // The remote is told what this caller can be asked: a caller that declared nothing, nothing
+    // (the tasks extension is the gateway's own).
+    let tasks_only = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    assert_eq!(call.params()["_meta"]["io.modelcontextprotocol/clientCapabilities"], tasks_only, "{:?}", call.json());
+    // A stateless caller's own elicitation capability (its modes kept) is passed on, what the
+    // gateway does not forward (experimental) is not.
+    let declared = json!({"elicitation": {"form": {}, "url": {}}, "experimental": {"x": {}}});
+    let stateless = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "traced__trace", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": declared}
+    }});
+    let stateless_headers = [
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "traced__trace"),
+    ];
+    let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &stateless_headers, &stateless.to_string());
+    assert_eq!(code, 200, "{answer}");
+    let call = remote.requests().into_iter().filter(|r| r.rpc_method().as_deref() == Some("tools/call")).last().unwrap();
+    assert_eq!(
+        call.params()["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}, "url": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        "{:?}",
+        call.json()
+    );
     // A call without a trace context sends none.
     let plain = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "traced__broken", "arguments": {}}});
     let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &headers[..2], &plain.to_string());
     assert_eq!(code, 200, "{answer}");
     assert!(answer.contains("\"isError\":true"), "an HTTP error is the tool's failure: {answer}");
-    let broken = remote.requests().into_iter().filter(|r| r.rpc_method().as_deref() == Some("tools/call")).nth(1);
+    let broken = remote.requests().into_iter().filter(|r| r.rpc_method().as_deref() == Some("tools/call")).nth(2);
     assert_eq!(broken.unwrap().header("traceparent"), None);
     // The remote goes away: the next call is refused at connect.
     drop(remote);
@@ -332,7 +360,7 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
 
     let (_, _, metrics) = process::http(gateway.port, "GET", "/metrics", &[], "");
     for line in [
-        r#"mcpd_remote_call_seconds_count{server="traced"} 3"#,
+        r#"mcpd_remote_call_seconds_count{server="traced"} 4"#,
         r#"mcpd_remote_errors_total{server="traced",kind="http"} 1"#,
         r#"mcpd_remote_errors_total{server="traced",kind="connect"} 1"#,
         r#"mcpd_remote_errors_total{server="traced",kind="timeout"} 0"#,

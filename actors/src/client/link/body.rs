@@ -5,6 +5,7 @@
 //! made ([`StatelessMeta`]).
 
 use mcpd::jsonrpc::{self, RequestId};
+use mcpd::model::meta_keys;
 use serde::ser::SerializeStruct as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -28,10 +29,19 @@ impl Serialize for RequestBody<'_> {
 }
 
 /// The `_meta` members every stateless request carries (revision, client info, capabilities),
-/// serialized once: their keys, and `"key":value,…` without the braces.
+/// serialized once: their keys, and `"key":value,…` without the braces. A call may declare
+/// its caller's capabilities instead of the link's ([`crate::client::CallHandlers::capabilities`]):
+/// the members but the capabilities are kept apart for that, and so are the capabilities the
+/// link declares (only those are passed on) and its `extensions` (kept: the link handles them).
 pub(super) struct StatelessMeta {
     keys: Vec<String>,
     members: Vec<u8>,
+    /// The members without the capabilities, each followed by a comma.
+    fixed: Vec<u8>,
+    /// The capabilities the link declares, but `extensions`.
+    forwarded: Vec<String>,
+    /// `"extensions":{…},` as the link declares them (empty: none).
+    extensions: Vec<u8>,
 }
 
 impl StatelessMeta {
@@ -40,18 +50,35 @@ impl StatelessMeta {
         // `{…}` → `…`: a map always serializes with its braces.
         members.pop();
         members.remove(0);
-        StatelessMeta { keys: meta.keys().cloned().collect(), members }
+        let (mut fixed, mut forwarded, mut extensions) = (Vec::new(), Vec::new(), Vec::new());
+        for (key, value) in meta {
+            if key != meta_keys::CLIENT_CAPABILITIES {
+                // Serializing a JSON value into memory cannot fail.
+                let _ = member(&mut fixed, key, value);
+                continue;
+            }
+            for (name, declared) in value.as_object().into_iter().flatten() {
+                if name == "extensions" {
+                    let _ = member(&mut extensions, name, declared);
+                } else {
+                    forwarded.push(name.clone());
+                }
+            }
+        }
+        StatelessMeta { keys: meta.keys().cloned().collect(), members, fixed, forwarded, extensions }
     }
 
     /// A stateless request's body: `params` without its `_meta`, then `extra` (`inputResponses`,
     /// `requestState` — the latter byte for byte as received), then `_meta`: the caller's own
-    /// members that ours do not replace, then ours.
+    /// members that ours do not replace, then ours — with `caller`'s entries as the
+    /// capabilities the link declares, when given.
     pub(super) fn body(
         &self,
         id: &RequestId,
         method: &str,
         params: &Map<String, Value>,
         extra: &[(&str, &Value)],
+        caller: Option<&Value>,
     ) -> Result<Vec<u8>, serde_json::Error> {
         let mut out = Vec::with_capacity(128 + self.members.len());
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -76,8 +103,25 @@ impl StatelessMeta {
                 member(&mut out, key, value)?;
             }
         }
-        out.extend_from_slice(&self.members);
-        if self.members.is_empty() && out.last() == Some(&b',') {
+        match caller {
+            None => out.extend_from_slice(&self.members),
+            Some(caller) => {
+                out.extend_from_slice(&self.fixed);
+                serde_json::to_writer(&mut out, meta_keys::CLIENT_CAPABILITIES)?;
+                out.extend_from_slice(b":{");
+                for name in &self.forwarded {
+                    if let Some(declared) = caller.get(name.as_str()).filter(|v| !v.is_null()) {
+                        member(&mut out, name, declared)?;
+                    }
+                }
+                out.extend_from_slice(&self.extensions);
+                if out.last() == Some(&b',') {
+                    out.pop();
+                }
+                out.push(b'}');
+            }
+        }
+        if out.last() == Some(&b',') {
             out.pop();
         }
         out.extend_from_slice(b"}}}");
@@ -111,7 +155,7 @@ mod tests {
         let state = json!("opaque \"state\"");
         let responses = json!({"k": {"action": "accept"}});
         let extra = [("inputResponses", &responses), ("requestState", &state)];
-        let body = ours.body(&RequestId::Number(7), "tools/call", params.as_object().unwrap(), &extra).unwrap();
+        let body = ours.body(&RequestId::Number(7), "tools/call", params.as_object().unwrap(), &extra, None).unwrap();
         let text = String::from_utf8(body).unwrap();
         assert_eq!(
             text,
@@ -130,22 +174,59 @@ mod tests {
     fn stateless_bodies_are_valid_json_whatever_is_empty() {
         let empty = Map::new();
         let none = meta(json!({}));
-        let body = none.body(&RequestId::String("a\"b".into()), "m", &empty, &[]).unwrap();
+        let body = none.body(&RequestId::String("a\"b".into()), "m", &empty, &[], None).unwrap();
         assert_eq!(
             String::from_utf8(body).unwrap(),
             r#"{"jsonrpc":"2.0","id":"a\"b","method":"m","params":{"_meta":{}}}"#
         );
         let own_only = json!({"_meta": {"own": true}, "x": null});
-        let body = none.body(&RequestId::Number(1), "m", own_only.as_object().unwrap(), &[]).unwrap();
+        let body = none.body(&RequestId::Number(1), "m", own_only.as_object().unwrap(), &[], None).unwrap();
         assert_eq!(
             serde_json::from_slice::<Value>(&body).unwrap(),
             json!({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"x": null, "_meta": {"own": true}}})
         );
         let ours = meta(json!({"k": 1}));
-        let body = ours.body(&RequestId::Number(2), "m", &empty, &[]).unwrap();
+        let body = ours.body(&RequestId::Number(2), "m", &empty, &[], None).unwrap();
         assert_eq!(
             String::from_utf8(body).unwrap(),
             r#"{"jsonrpc":"2.0","id":2,"method":"m","params":{"_meta":{"k":1}}}"#
+        );
+    }
+
+    #[test]
+    fn a_callers_capabilities_replace_the_links_but_only_those_the_link_declares() {
+        let ours = meta(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {}, "roots": {}, "sampling": {},
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            }
+        }));
+        let params = json!({"name": "t"});
+        let params = params.as_object().unwrap();
+        let caller = json!({"elicitation": {"form": {}, "url": {}}, "experimental": {"x": {}}, "roots": null});
+        let body = ours.body(&RequestId::Number(3), "tools/call", params, &[], Some(&caller)).unwrap();
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            concat!(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":{"#,
+                r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                r#""io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}},"#,
+                r#""extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#
+            )
+        );
+        // A caller that declared nothing is declared so; without extensions the object is empty.
+        let plain = meta(json!({"io.modelcontextprotocol/clientCapabilities": {"roots": {}}, "v": 1}));
+        let body = plain.body(&RequestId::Number(4), "m", params, &[], Some(&json!({}))).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"],
+            json!({"io.modelcontextprotocol/clientCapabilities": {}, "v": 1})
+        );
+        // Without a caller's, the link's own.
+        let body = plain.body(&RequestId::Number(5), "m", params, &[], None).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({"roots": {}})
         );
     }
 

@@ -38,7 +38,8 @@ impl Link {
             call.carried_by(&id);
         }
         let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
-        let body = meta.body(&id, method, params, extra).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let caller = call.and_then(|call| call.handlers.capabilities.as_deref());
+        let body = meta.body(&id, method, params, extra, caller).map_err(|e| ClientError::Protocol(e.to_string()))?;
         let passing = call.filter(|call| call.passes() && method == "tools/call");
         self.exchange_for(&id, body, headers, passing).await
     }
