@@ -225,7 +225,8 @@ mod tests {
         // Without a caller's, the link's own.
         let body = plain.body(&RequestId::Number(5), "m", params, &[], None).unwrap();
         assert_eq!(
-            serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"]
+                ["io.modelcontextprotocol/clientCapabilities"],
             json!({"roots": {}})
         );
     }
