@@ -337,8 +337,7 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
     ];
     let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &stateless_headers, &stateless.to_string());
     assert_eq!(code, 200, "{answer}");
-    let call =
-        remote.requests().into_iter().filter(|r| r.rpc_method().as_deref() == Some("tools/call")).last().unwrap();
+    let call = remote.requests().into_iter().rfind(|r| r.rpc_method().as_deref() == Some("tools/call")).unwrap();
     assert_eq!(
         call.params()["_meta"]["io.modelcontextprotocol/clientCapabilities"],
         json!({"elicitation": {"form": {}, "url": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
