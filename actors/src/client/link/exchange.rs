@@ -61,7 +61,7 @@ pub(super) enum AnswerBody {
 /// An event stream's body, from awc or from a satellite's [`super::plain::PlainHttp`].
 pub(super) enum EventStream {
     Awc(awc::ClientResponse),
-    Plain(hyper::body::Incoming),
+    Plain(super::plain::PlainBody),
 }
 
 impl EventStream {
@@ -69,7 +69,7 @@ impl EventStream {
     async fn next(&mut self) -> Option<Result<Bytes, String>> {
         match self {
             EventStream::Awc(response) => response.next().await.map(|chunk| chunk.map_err(|e| e.to_string())),
-            EventStream::Plain(body) => super::plain::next_chunk(body).await,
+            EventStream::Plain(body) => body.next_chunk().await,
         }
     }
 }

@@ -1,23 +1,30 @@
-//! A satellite's HTTP/1.1 client for a plain `http://` endpoint: hyper's connection API over
-//! keep-alive TCP connections of this thread (idle ones kept, at most [`MAX_IDLE`]).
+//! A satellite's HTTP/1.1 client for a plain `http://` endpoint: a small, strict client of our
+//! own over keep-alive TCP connections of this thread (idle ones kept, at most [`MAX_IDLE`]),
+//! run inline in the caller's future — no task per connection, no channel.
 //!
-//! A stateless gateway call is one POST and one answer; awc spends about a fifth of the
-//! gateway's CPU on it (a date service spawned per request, with a timer that wakes the thread,
-//! a header map built per request, a pool lookup). Here the request head is written from the
-//! link's headers as they are and the answer is read by hyper; an `https://` endpoint, OAuth and
-//! sessions keep awc.
+//! A stateless gateway call is one POST and one answer. awc spent about a fifth of the gateway's
+//! CPU on it (a date service spawned per request, with a timer that wakes the thread, a header
+//! map built per request, a pool lookup); hyper's connection API after it still cost ~23k of a
+//! call's ~126k instructions (callgrind, `scripts/perf/gateway-callgrind.sh stateless`, 2000
+//! calls): ~15k in its connection task, ~3k building a header map, ~3.5k in the
+//! oneshot/want/collect plumbing between the caller and that task. Here the request is one
+//! buffer (the head made once, the call's headers and the body appended) written at once, and
+//! the answer's head is parsed by `httparse` from a buffer the connection keeps: the client's
+//! part is ~5.7k instructions (~1.7k of it the head's parse), the gateway call ~107k, 68
+//! mallocs instead of 81. An `https://` endpoint, OAuth and sessions keep awc.
 //!
-//! A connection taken from the idle list may have been closed by the server meanwhile: when
-//! hyper hands the request back unsent, it goes out once more on a new connection (never a
-//! request the server may have seen).
+//! A connection taken from the idle list may have been closed by the server meanwhile: when the
+//! write fails, or the connection ends (EOF or an error) before any byte of the answer arrived,
+//! the request goes out once more on a new connection — never once a byte of an answer came.
+//! A connection goes back to the idle list only when its answer was read whole and allowed
+//! keep-alive (HTTP/1.1 without `Connection: close`); an event stream's connection is dropped at
+//! the end of the stream.
 
 use std::cell::RefCell;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, Limited};
-use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 
 use super::exchange::{transport, Answer, AnswerBody, EventStream};
 use super::headers::Headers;
@@ -27,26 +34,34 @@ use crate::client::error::ClientError;
 /// How many idle connections a satellite keeps to its endpoint: enough for the connections of
 /// a burst of that many concurrent calls on one worker thread to carry the next burst (at 32,
 /// 64 concurrent calls opened and closed a connection for every other call: a gateway call
-/// cost 1.5x the CPU). The server's keep-alive timeout closes idle ones (is_closed drops them).
+/// cost 1.5x the CPU). The server's keep-alive timeout closes idle ones (a closed one is seen
+/// when it is taken, and dropped).
 const MAX_IDLE: usize = 256;
+/// The largest answer head (status line and headers) read, in bytes; also the cap on a chunk
+/// size line and on a chunked body's trailers.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// The most headers an answer head (or a chunked body's trailers) may have.
+const MAX_HEADERS: usize = 64;
+/// How much room a read gets in a connection's buffer.
+const READ_CHUNK: usize = 16 * 1024;
 
 /// The HTTP/1.1 client of one satellite link.
 pub(super) struct PlainHttp {
     /// `host:port`, connected to.
     authority: String,
-    /// The same as the `Host` header.
-    host: hyper::header::HeaderValue,
-    /// The request target (path and query).
-    target: hyper::Uri,
-    /// The configured headers, then `Accept` and `Content-Type`, made once.
-    defaults: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
-    idle: RefCell<Vec<SendRequest<Full<Bytes>>>>,
+    /// `POST {target} HTTP/1.1` and the `Host` header, made once.
+    start: Vec<u8>,
+    /// The configured headers, then `Accept` and `Content-Type`: each its lowercase name and its
+    /// whole line, validated and made once.
+    defaults: Vec<(String, Vec<u8>)>,
+    idle: RefCell<Vec<Connection>>,
 }
 
 impl PlainHttp {
     /// The client for `url` when it is a plain `http://` URL (else `None`: awc serves it).
     /// Headers that are not valid HTTP are left to awc too.
     pub(super) fn for_url(url: &str, configured: &[(String, String)]) -> Option<PlainHttp> {
+        use awc::http::header::{HeaderName, HeaderValue};
         let parsed = url::Url::parse(url).ok()?;
         if parsed.scheme() != "http" || !parsed.username().is_empty() || parsed.password().is_some() {
             return None;
@@ -59,151 +74,495 @@ impl PlainHttp {
             Some(query) => format!("{}?{query}", parsed.path()),
             None => parsed.path().to_owned(),
         };
-        let target = target.parse().ok()?;
-        let host = hyper::header::HeaderValue::from_str(&authority).ok()?;
+        if target.is_empty() || !target.bytes().all(|b| b.is_ascii_graphic()) {
+            return None;
+        }
+        HeaderValue::from_str(&authority).ok()?;
+        let start = format!("POST {target} HTTP/1.1\r\nhost: {authority}\r\n").into_bytes();
         let standard = [("accept", "application/json, text/event-stream"), ("content-type", "application/json")];
         let defaults = configured
             .iter()
             .map(|(name, value)| (name.as_str(), value.as_str()))
             .chain(standard)
             .map(|(name, value)| {
-                Some((
-                    hyper::header::HeaderName::from_bytes(name.as_bytes()).ok()?,
-                    hyper::header::HeaderValue::from_str(value).ok()?,
-                ))
+                let name = HeaderName::from_bytes(name.as_bytes()).ok()?;
+                let value = HeaderValue::from_str(value).ok()?;
+                let mut line = Vec::with_capacity(name.as_str().len() + value.len() + 4);
+                header_line(&mut line, name.as_str(), value.as_bytes());
+                Some((name.as_str().to_owned(), line))
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(PlainHttp { authority, host, target, defaults, idle: RefCell::new(Vec::new()) })
+        Some(PlainHttp { authority, start, defaults, idle: RefCell::new(Vec::new()) })
     }
 
     /// POSTs `body` with the link's `extra` headers and reads the answer's head (and a JSON
     /// body whole, up to [`MAX_RESPONSE_BYTES`]).
     pub(super) async fn post(&self, body: Vec<u8>, extra: &Headers) -> Result<Answer, ClientError> {
-        let mut request = self.request(Bytes::from(body), extra)?;
-        let mut fresh = false;
-        let response = loop {
-            let (mut sender, new) = self.sender(fresh).await?;
-            match sender.try_send_request(request).await {
-                Ok(response) => break (response, sender),
-                Err(mut failed) => match failed.take_message() {
-                    // Not sent on a kept connection the server had closed: once more, anew.
-                    Some(unsent) if !new => {
-                        request = unsent;
-                        fresh = true;
-                    }
-                    _ => return Err(transport(failed.into_error())),
-                },
+        let request = self.request(&body, extra);
+        drop(body);
+        let mut kept = self.take_idle();
+        loop {
+            let reused = kept.is_some();
+            let mut connection = match kept.take() {
+                Some(connection) => connection,
+                None => self.connect().await?,
+            };
+            match connection.exchange(&request).await {
+                Ok(head) => return self.answer(connection, head).await,
+                // A kept connection the server had closed: once more, on a new one.
+                Err(Failure::Unanswered(e)) if reused => log::debug!("gateway connection closed: {e}"),
+                Err(Failure::Unanswered(e) | Failure::Broken(e)) => return Err(transport(e)),
             }
-        };
-        let (response, sender) = response;
-        let status = response.status().as_u16();
-        let headers = response.headers();
-        let session_id = headers
-            .get(mcpd::headers::SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_owned);
-        let content_type = headers.get(hyper::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let events = content_type.is_some_and(|c| c.to_ascii_lowercase().contains("text/event-stream"));
-        if events && (200..300).contains(&status) {
-            // The connection goes with the stream: it is busy until the stream ends.
+        }
+    }
+
+    /// The request as written: the head (the defaults a header of the call does not replace,
+    /// then the call's headers, the last of a name winning) and the body.
+    fn request(&self, body: &[u8], extra: &Headers) -> Vec<u8> {
+        let extra_len: usize = extra.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+        let defaults_len: usize = self.defaults.iter().map(|(_, line)| line.len()).sum();
+        let mut request = Vec::with_capacity(self.start.len() + defaults_len + extra_len + 40 + body.len());
+        request.extend_from_slice(&self.start);
+        for (name, line) in &self.defaults {
+            if !extra.iter().any(|(given, _)| given.as_str() == name) {
+                request.extend_from_slice(line);
+            }
+        }
+        for (at, (name, value)) in extra.iter().enumerate() {
+            if !extra[at + 1..].iter().any(|(later, _)| later == name) {
+                header_line(&mut request, name.as_str(), value.as_bytes());
+            }
+        }
+        request.extend_from_slice(b"content-length: ");
+        request.extend_from_slice(decimal(body.len()).as_ref());
+        request.extend_from_slice(b"\r\n\r\n");
+        request.extend_from_slice(body);
+        request
+    }
+
+    /// The most recently used idle connection that is still open.
+    fn take_idle(&self) -> Option<Connection> {
+        let mut idle = self.idle.borrow_mut();
+        while let Some(connection) = idle.pop() {
+            if connection.still_open() {
+                return Some(connection);
+            }
+        }
+        None
+    }
+
+    /// A new connection to the endpoint.
+    async fn connect(&self) -> Result<Connection, ClientError> {
+        let stream = TcpStream::connect(&self.authority).await.map_err(transport)?;
+        stream.set_nodelay(true).map_err(transport)?;
+        Ok(Connection { stream, buffer: Vec::with_capacity(READ_CHUNK), start: 0 })
+    }
+
+    /// The answer whose head was read: an event stream goes with its connection; any other
+    /// body is read whole, and the connection kept when it may be.
+    async fn answer(&self, connection: Connection, head: Head) -> Result<Answer, ClientError> {
+        let mut body = PlainBody { connection, framing: head.framing, keep_alive: head.keep_alive };
+        let status = head.status;
+        if head.events && (200..300).contains(&status) {
             return Ok(Answer {
                 status,
-                session_id,
-                body: AnswerBody::Events(EventStream::Plain(response.into_body())),
+                session_id: head.session_id,
+                body: AnswerBody::Events(EventStream::Plain(body)),
             });
         }
-        let body = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-            .collect()
-            .await
-            .map_err(|e| transport(format!("reading the response: {e}")))?
-            .to_bytes();
-        self.keep(sender);
-        Ok(Answer { status, session_id, body: AnswerBody::Json(body) })
-    }
-
-    /// The request: the defaults, then the link's headers for this request.
-    fn request(&self, body: Bytes, extra: &Headers) -> Result<hyper::Request<Full<Bytes>>, ClientError> {
-        let mut request = hyper::Request::new(Full::new(body));
-        *request.method_mut() = hyper::Method::POST;
-        *request.uri_mut() = self.target.clone();
-        let headers = request.headers_mut();
-        headers.reserve(self.defaults.len() + extra.len() + 1);
-        headers.insert(hyper::header::HOST, self.host.clone());
-        for (name, value) in &self.defaults {
-            headers.append(name.clone(), value.clone());
-        }
-        for (name, value) in extra {
-            let value = hyper::header::HeaderValue::from_bytes(value.as_bytes()).map_err(transport)?;
-            headers.insert(hyper_name(name)?, value);
-        }
-        Ok(request)
-    }
-
-    /// An idle connection that is still open (unless `fresh`), else a new one; and whether it
-    /// is new.
-    async fn sender(&self, fresh: bool) -> Result<(SendRequest<Full<Bytes>>, bool), ClientError> {
-        if !fresh {
-            loop {
-                let Some(mut sender) = self.idle.borrow_mut().pop() else { break };
-                if sender.is_closed() {
-                    continue;
-                }
-                if sender.ready().await.is_ok() {
-                    return Ok((sender, false));
-                }
+        let bytes = body.whole().await.map_err(|e| transport(format!("reading the response: {e}")))?;
+        if let Some(connection) = body.reusable() {
+            let mut idle = self.idle.borrow_mut();
+            if idle.len() < MAX_IDLE {
+                idle.push(connection);
             }
         }
-        let stream = tokio::net::TcpStream::connect(&self.authority).await.map_err(transport)?;
-        stream.set_nodelay(true).map_err(transport)?;
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(transport)?;
-        // The connection's I/O runs as a task of this thread until either side closes it.
-        actix_rt::spawn(async move {
-            if let Err(e) = connection.await {
-                log::debug!("gateway connection closed: {e}");
-            }
-        });
-        Ok((sender, true))
-    }
-
-    /// Keeps a connection whose answer was read whole, for the next request.
-    fn keep(&self, sender: SendRequest<Full<Bytes>>) {
-        let mut idle = self.idle.borrow_mut();
-        if idle.len() < MAX_IDLE && !sender.is_closed() {
-            idle.push(sender);
-        }
+        Ok(Answer { status, session_id: head.session_id, body: AnswerBody::Json(bytes) })
     }
 }
 
-/// The hyper name of a link header: the ones every request carries without parsing or
-/// allocating, others parsed.
-fn hyper_name(name: &awc::http::header::HeaderName) -> Result<hyper::header::HeaderName, ClientError> {
-    use hyper::header::HeaderName;
-    static KNOWN: [HeaderName; 6] = [
-        HeaderName::from_static(mcpd::headers::PROTOCOL_VERSION),
-        HeaderName::from_static(mcpd::headers::METHOD),
-        HeaderName::from_static(mcpd::headers::NAME),
-        HeaderName::from_static(mcpd::headers::SESSION_ID),
-        HeaderName::from_static("traceparent"),
-        HeaderName::from_static("tracestate"),
-    ];
-    match KNOWN.iter().find(|known| known.as_str() == name.as_str()) {
-        Some(known) => Ok(known.clone()),
-        None => HeaderName::from_bytes(name.as_str().as_bytes()).map_err(transport),
-    }
+/// `name: value\r\n` appended to `out`.
+fn header_line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
-/// The next chunk of an event stream's body (`None` at its end).
-pub(super) async fn next_chunk(body: &mut Incoming) -> Option<Result<Bytes, String>> {
+/// `n` in decimal ASCII, without the formatting machinery.
+fn decimal(mut n: usize) -> impl AsRef<[u8]> {
+    struct Digits([u8; 20], usize);
+    impl AsRef<[u8]> for Digits {
+        fn as_ref(&self) -> &[u8] {
+            &self.0[self.1..]
+        }
+    }
+    let mut digits = Digits([0; 20], 20);
     loop {
-        match body.frame().await? {
-            Ok(frame) => match frame.into_data() {
-                Ok(data) => return Some(Ok(data)),
-                Err(_trailers) => continue,
-            },
-            Err(e) => return Some(Err(e.to_string())),
+        digits.1 -= 1;
+        digits.0[digits.1] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return digits;
         }
+    }
+}
+
+/// Why an exchange failed.
+enum Failure {
+    /// The request could not be written, or the connection ended before any byte of an answer:
+    /// on a kept connection, it may go out again on a new one.
+    Unanswered(String),
+    /// Anything else (some of an answer came, or it was not HTTP): never sent again.
+    Broken(String),
+}
+
+/// One keep-alive connection and what was read from it but not yet used.
+struct Connection {
+    stream: TcpStream,
+    /// Bytes read; those from `start` on are not used yet. Kept for the next answer.
+    buffer: Vec<u8>,
+    start: usize,
+}
+
+impl Connection {
+    /// Whether an idle connection can carry a request: neither closed by the server (an EOF
+    /// waiting) nor holding bytes nobody asked for. Costs no system call while the socket has
+    /// not been reported readable.
+    fn still_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
+    /// The bytes read and not used yet.
+    fn pending(&self) -> &[u8] {
+        &self.buffer[self.start..]
+    }
+
+    /// Marks the first `n` pending bytes used.
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.buffer.len() {
+            self.buffer.clear();
+            self.start = 0;
+        }
+    }
+
+    /// The first `n` pending bytes, used.
+    fn take(&mut self, n: usize) -> Bytes {
+        let taken = Bytes::copy_from_slice(&self.pending()[..n]);
+        self.consume(n);
+        taken
+    }
+
+    /// Reads what the server sent next after the pending bytes; 0 at the end of the stream.
+    async fn fill(&mut self) -> std::io::Result<usize> {
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+            self.start = 0;
+        }
+        self.buffer.reserve(READ_CHUNK);
+        self.stream.read_buf(&mut self.buffer).await
+    }
+
+    /// As [`Connection::fill`], with the end of the stream an error saying `what` it cut.
+    async fn fill_or(&mut self, what: &str) -> Result<(), String> {
+        match self.fill().await {
+            Ok(0) => Err(format!("the server closed the connection {what}")),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Writes `request` and reads the head of its final answer (1xx interim answers skipped).
+    async fn exchange(&mut self, request: &[u8]) -> Result<Head, Failure> {
+        if let Err(e) = self.stream.write_all(request).await {
+            return Err(Failure::Unanswered(format!("sending the request: {e}")));
+        }
+        let mut answered = !self.pending().is_empty();
+        loop {
+            if !self.pending().is_empty() {
+                let seen = self.pending().len();
+                if let Some((length, head)) = parse_head(self.pending()).map_err(Failure::Broken)? {
+                    self.consume(length);
+                    match head {
+                        Some(head) => return Ok(head),
+                        None => continue,
+                    }
+                }
+                if seen >= MAX_HEAD_BYTES {
+                    return Err(Failure::Broken(format!(
+                        "reading the response: its head is over the {} KiB limit",
+                        MAX_HEAD_BYTES / 1024
+                    )));
+                }
+            }
+            match self.fill().await {
+                Ok(0) if !answered => {
+                    return Err(Failure::Unanswered("the server closed the connection without answering".into()))
+                }
+                Ok(0) => {
+                    return Err(Failure::Broken(
+                        "reading the response: the server closed the connection in the response head".into(),
+                    ))
+                }
+                Ok(_) => answered = true,
+                Err(e) if !answered => return Err(Failure::Unanswered(format!("reading the response: {e}"))),
+                Err(e) => return Err(Failure::Broken(format!("reading the response: {e}"))),
+            }
+        }
+    }
+}
+
+/// What the client needs of an answer's head.
+struct Head {
+    status: u16,
+    session_id: Option<String>,
+    /// Whether the body is a `text/event-stream`.
+    events: bool,
+    framing: Framing,
+    /// Whether the connection may carry another request after this answer.
+    keep_alive: bool,
+}
+
+/// Parses an answer head at the start of `bytes` (up to [`MAX_HEAD_BYTES`] of them): `None`
+/// when more bytes are needed, else its length and the head (`None` for a 1xx interim answer).
+fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Option<Head>)>, String> {
+    let bytes = &bytes[..bytes.len().min(MAX_HEAD_BYTES)];
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let length = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(format!("reading the response: it has more than {MAX_HEADERS} headers"))
+        }
+        Err(e) => return Err(format!("reading the response: the answer is not HTTP/1.1 ({e})")),
+    };
+    let status = response.code.unwrap_or_default();
+    if (100..200).contains(&status) {
+        if status == 101 {
+            return Err("reading the response: the server switched protocols (HTTP 101)".into());
+        }
+        return Ok(Some((length, None)));
+    }
+    let mut session_id = None;
+    let mut events = false;
+    let mut lengths: Option<u64> = None;
+    let mut chunked = None;
+    let mut close = response.version != Some(1);
+    for header in response.headers.iter() {
+        let name = header.name;
+        if name.eq_ignore_ascii_case(mcpd::headers::SESSION_ID) {
+            if session_id.is_none() {
+                session_id = visible_ascii(header.value).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+            }
+        } else if name.eq_ignore_ascii_case("content-type") {
+            events |= header.value.windows(17).any(|w| w.eq_ignore_ascii_case(b"text/event-stream"));
+        } else if name.eq_ignore_ascii_case("content-length") {
+            for value in header.value.split(|&b| b == b',') {
+                let value = value.trim_ascii();
+                let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
+                    .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+                    .flatten()
+                    .ok_or_else(|| {
+                        format!(
+                            "reading the response: invalid Content-Length {:?}",
+                            String::from_utf8_lossy(header.value)
+                        )
+                    })?;
+                if lengths.is_some_and(|known| known != parsed) {
+                    return Err("reading the response: conflicting Content-Length values".into());
+                }
+                lengths = Some(parsed);
+            }
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
+            chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
+        } else if name.eq_ignore_ascii_case("connection") {
+            close |= header.value.split(|&b| b == b',').any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"));
+        }
+    }
+    let framing = match (chunked, lengths) {
+        _ if status == 204 || status == 304 => Framing::Length(0),
+        (Some(_), Some(_)) => {
+            return Err("reading the response: it has both Transfer-Encoding and Content-Length".into())
+        }
+        (Some(true), None) => Framing::Chunked(Chunk::Size),
+        (Some(false), None) => return Err("reading the response: unsupported Transfer-Encoding".into()),
+        (None, Some(length)) => Framing::Length(length),
+        (None, None) => Framing::Close,
+    };
+    let keep_alive = !close && !matches!(framing, Framing::Close);
+    Ok(Some((length, Some(Head { status, session_id, events, framing, keep_alive }))))
+}
+
+/// A header value as text when it is visible ASCII (and tabs), as `HeaderValue::to_str` wants.
+fn visible_ascii(value: &[u8]) -> Option<&str> {
+    value.iter().all(|&b| b == b'\t' || (b' '..=b'~').contains(&b)).then(|| std::str::from_utf8(value).ok()).flatten()
+}
+
+/// The length of a chunked body's trailers and final CRLF at the start of `bytes`, `None`
+/// when more bytes are needed. (A function of its own: the headers array it parses into is not
+/// part of the body's future.)
+fn trailers_length(bytes: &[u8]) -> Result<Option<usize>, String> {
+    let mut trailers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    match httparse::parse_headers(&bytes[..bytes.len().min(MAX_HEAD_BYTES)], &mut trailers) {
+        Ok(httparse::Status::Complete((length, _))) => Ok(Some(length)),
+        Ok(httparse::Status::Partial) if bytes.len() >= MAX_HEAD_BYTES => {
+            Err(format!("the trailers are over {} KiB", MAX_HEAD_BYTES / 1024))
+        }
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(e) => Err(format!("invalid trailers ({e})")),
+    }
+}
+
+/// How an answer's body ends.
+enum Framing {
+    /// After this many more bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`, at this point of it.
+    Chunked(Chunk),
+    /// When the server closes the connection.
+    Close,
+    /// Read to its end.
+    Done,
+    /// Cut by an error: the connection is not reused.
+    Failed,
+}
+
+/// Where a chunked body is.
+enum Chunk {
+    /// Before a chunk size line.
+    Size,
+    /// Inside a chunk's data, this many bytes before its end.
+    Data(u64),
+    /// After a chunk's data, before its CRLF.
+    DataEnd,
+    /// After the last chunk: the trailers (skipped) and the final CRLF.
+    Trailers,
+}
+
+/// An answer's body, read from its connection as it comes.
+pub(super) struct PlainBody {
+    connection: Connection,
+    framing: Framing,
+    keep_alive: bool,
+}
+
+impl PlainBody {
+    /// The next chunk of the body (`None` at its end).
+    pub(super) async fn next_chunk(&mut self) -> Option<Result<Bytes, String>> {
+        match self.next().await {
+            Ok(Some(bytes)) => Some(Ok(bytes)),
+            Ok(None) => None,
+            Err(e) => {
+                self.framing = Framing::Failed;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// The next bytes of the body as they arrive, `None` at its end.
+    async fn next(&mut self) -> Result<Option<Bytes>, String> {
+        let connection = &mut self.connection;
+        loop {
+            let available = connection.pending().len() as u64;
+            match &mut self.framing {
+                Framing::Done | Framing::Failed => return Ok(None),
+                Framing::Length(0) => self.framing = Framing::Done,
+                Framing::Length(left) if available == 0 => {
+                    let what = format!("{left} bytes before the end of the body");
+                    connection.fill_or(&what).await?;
+                }
+                Framing::Length(left) => {
+                    let n = available.min(*left);
+                    *left -= n;
+                    return Ok(Some(connection.take(n as usize)));
+                }
+                Framing::Close if available == 0 => {
+                    if connection.fill().await.map_err(|e| e.to_string())? == 0 {
+                        self.framing = Framing::Done;
+                    }
+                }
+                Framing::Close => return Ok(Some(connection.take(available as usize))),
+                Framing::Chunked(chunk) => match chunk {
+                    Chunk::Size => match httparse::parse_chunk_size(connection.pending()) {
+                        Ok(httparse::Status::Complete((length, 0))) => {
+                            connection.consume(length);
+                            *chunk = Chunk::Trailers;
+                        }
+                        Ok(httparse::Status::Complete((length, size))) => {
+                            connection.consume(length);
+                            *chunk = Chunk::Data(size);
+                        }
+                        Ok(httparse::Status::Partial) if available as usize >= MAX_HEAD_BYTES => {
+                            return Err(format!("a chunk size line is over {} KiB", MAX_HEAD_BYTES / 1024))
+                        }
+                        Ok(httparse::Status::Partial) => connection.fill_or("in a chunk size line").await?,
+                        Err(_) => return Err("invalid chunk size line".into()),
+                    },
+                    Chunk::Data(0) => *chunk = Chunk::DataEnd,
+                    Chunk::Data(_) if available == 0 => connection.fill_or("inside a chunk").await?,
+                    Chunk::Data(left) => {
+                        let n = available.min(*left);
+                        *left -= n;
+                        return Ok(Some(connection.take(n as usize)));
+                    }
+                    Chunk::DataEnd if available < 2 => connection.fill_or("after a chunk").await?,
+                    Chunk::DataEnd => {
+                        if &connection.pending()[..2] != b"\r\n" {
+                            return Err("a chunk does not end with CRLF".into());
+                        }
+                        connection.consume(2);
+                        *chunk = Chunk::Size;
+                    }
+                    Chunk::Trailers => match trailers_length(connection.pending())? {
+                        Some(length) => {
+                            connection.consume(length);
+                            self.framing = Framing::Done;
+                        }
+                        None => connection.fill_or("in the trailers").await?,
+                    },
+                },
+            }
+        }
+    }
+
+    /// The whole body, up to [`MAX_RESPONSE_BYTES`].
+    async fn whole(&mut self) -> Result<Bytes, String> {
+        let over = || format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit");
+        if let Framing::Length(length) = self.framing {
+            if length > MAX_RESPONSE_BYTES as u64 {
+                self.framing = Framing::Failed;
+                return Err(over());
+            }
+        }
+        let mut first = Bytes::new();
+        let mut more: Vec<u8> = Vec::new();
+        while let Some(chunk) = self.next_chunk().await {
+            let chunk = chunk?;
+            if first.len() + more.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                self.framing = Framing::Failed;
+                return Err(over());
+            }
+            if first.is_empty() && more.is_empty() {
+                first = chunk;
+            } else {
+                if more.is_empty() {
+                    more.extend_from_slice(&first);
+                }
+                more.extend_from_slice(&chunk);
+            }
+        }
+        Ok(if more.is_empty() { first } else { Bytes::from(more) })
+    }
+
+    /// The connection, when the body was read to its end, nothing came after it and the answer
+    /// allowed keep-alive.
+    fn reusable(self) -> Option<Connection> {
+        let done = matches!(self.framing, Framing::Done);
+        (done && self.keep_alive && self.connection.pending().is_empty()).then_some(self.connection)
     }
 }
 
@@ -215,14 +574,368 @@ mod tests {
     fn only_plain_http_urls_with_valid_headers_are_served_here() {
         let plain = PlainHttp::for_url("http://127.0.0.1:8080/mcp?x=1", &[]).expect("plain http");
         assert_eq!(plain.authority, "127.0.0.1:8080");
-        assert_eq!(plain.target, "/mcp?x=1");
-        assert_eq!(plain.host, "127.0.0.1:8080");
+        assert_eq!(plain.start, b"POST /mcp?x=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n");
         assert_eq!(PlainHttp::for_url("http://localhost/mcp", &[]).expect("port 80").authority, "localhost:80");
         assert_eq!(PlainHttp::for_url("http://[::1]:9/mcp", &[]).expect("ipv6").authority, "[::1]:9");
         assert!(PlainHttp::for_url("https://example.com/mcp", &[]).is_none());
         assert!(PlainHttp::for_url("http://user:pw@example.com/mcp", &[]).is_none());
         assert!(PlainHttp::for_url("http://h/mcp", &[("bad name".into(), "v".into())]).is_none());
+        assert!(PlainHttp::for_url("http://h/mcp", &[("x".into(), "line\r\nbreak".into())]).is_none());
         let with = PlainHttp::for_url("http://h/mcp", &[("X-Team".into(), "a".into())]).expect("valid header");
         assert_eq!(with.defaults.len(), 3);
+        assert_eq!(with.defaults[0], ("x-team".to_owned(), b"x-team: a\r\n".to_vec()));
+    }
+
+    use std::future::Future;
+    use std::time::Duration;
+
+    use awc::http::header::{HeaderName, HeaderValue};
+    use tokio::net::TcpListener;
+
+    /// How long any read, accept or call of these tests may take.
+    const WAIT: Duration = Duration::from_secs(5);
+
+    async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+        tokio::time::timeout(WAIT, future).await.unwrap_or_else(|_| panic!("timed out: {what}"))
+    }
+
+    /// A listener on a free loopback port and the client of its `/mcp`, with one configured
+    /// header.
+    async fn listen() -> (TcpListener, PlainHttp) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        (listener, PlainHttp::for_url(&url, &[("X-Team".into(), "blue".into())]).unwrap())
+    }
+
+    async fn accept(listener: &TcpListener) -> TcpStream {
+        let (stream, _) = within("accepting a connection", listener.accept()).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream
+    }
+
+    /// Asserts that the client opens no other connection.
+    async fn no_accept(listener: &TcpListener) {
+        let accepted = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+        assert!(accepted.is_err(), "the client opened another connection");
+    }
+
+    /// Reads one request (its head and its Content-Length body), as text.
+    async fn read_request(stream: &mut TcpStream) -> String {
+        let mut bytes = Vec::new();
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut request = httparse::Request::new(&mut headers);
+            if let httparse::Status::Complete(head) = request.parse(&bytes).unwrap() {
+                let length = request.headers.iter().find(|h| h.name.eq_ignore_ascii_case("content-length")).unwrap();
+                let length: usize = std::str::from_utf8(length.value).unwrap().parse().unwrap();
+                if bytes.len() >= head + length {
+                    assert_eq!(bytes.len(), head + length, "bytes after the request");
+                    return String::from_utf8(bytes).unwrap();
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            let n = within("reading a request", stream.read(&mut chunk)).await.unwrap();
+            assert!(n > 0, "the client closed the connection");
+            bytes.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    async fn send(stream: &mut TcpStream, bytes: &[u8]) {
+        within("writing", stream.write_all(bytes)).await.unwrap();
+    }
+
+    async fn call(plain: &PlainHttp, body: &str) -> Result<Answer, ClientError> {
+        within("the call", plain.post(body.as_bytes().to_vec(), &Vec::new())).await
+    }
+
+    /// The status and JSON body of a call that succeeded.
+    fn json(answer: Result<Answer, ClientError>) -> (u16, String) {
+        let answer = answer.unwrap_or_else(|e| panic!("{e}"));
+        match answer.body {
+            AnswerBody::Json(bytes) => (answer.status, String::from_utf8(bytes.to_vec()).unwrap()),
+            AnswerBody::Events(_) => panic!("an event stream"),
+        }
+    }
+
+    /// The error of a call that failed.
+    fn error(answer: Result<Answer, ClientError>) -> String {
+        match answer {
+            Ok(answer) => panic!("answered with HTTP {}", answer.status),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+
+    #[tokio::test]
+    async fn a_content_length_answer_is_read_and_its_connection_carries_the_next_request() {
+        let (listener, plain) = listen().await;
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            let first = read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id:  s-1 \r\nContent-Length: 11\r\n\r\n{\"ok\":true}").await;
+            let second = read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n").await;
+            no_accept(&listener).await;
+            (first, second)
+        });
+        let extra = vec![
+            (HeaderName::from_static("x-team"), HeaderValue::from_static("red")),
+            (HeaderName::from_static("mcp-method"), HeaderValue::from_static("tools/call")),
+        ];
+        let answer = within("the call", plain.post(b"body".to_vec(), &extra)).await.unwrap();
+        assert_eq!(answer.session_id.as_deref(), Some("s-1"));
+        assert_eq!(json(Ok(answer)), (200, r#"{"ok":true}"#.to_owned()));
+        assert_eq!(json(call(&plain, "again").await), (202, String::new()));
+        let (first, second) = within("the server", server).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\naccept: application/json, text/event-stream\r\n\
+             content-type: application/json\r\nx-team: red\r\nmcp-method: tools/call\r\ncontent-length: 4\r\n\r\nbody"
+        );
+        assert_eq!(first, head);
+        assert!(second.contains("x-team: blue\r\n") && second.ends_with("content-length: 5\r\n\r\nagain"), "{second}");
+    }
+
+    #[tokio::test]
+    async fn a_chunked_answer_split_at_awkward_places_is_read_whole() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            let pieces: [&[u8]; 10] = [
+                b"HTTP/1.1 2",
+                b"00 OK\r\ntransfer-encoding: chu",
+                b"nked\r\ncontent-type: application/json\r\n\r",
+                b"\n5\r",
+                b"\nhel",
+                b"lo\r",
+                b"\n6;ext=1\r\n worl",
+                b"d\r\n0\r\n",
+                b"trailer-x: 1\r\n",
+                b"\r\n",
+            ];
+            for piece in pieces {
+                send(&mut stream, piece).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            read_request(&mut stream).await;
+            send(&mut stream, OK).await;
+            no_accept(&listener).await;
+        });
+        assert_eq!(json(call(&plain, "{}").await), (200, "hello world".to_owned()));
+        assert_eq!(json(call(&plain, "{}").await), (200, "{}".to_owned()));
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_event_stream_is_streamed_chunk_by_chunk() {
+        let (listener, plain) = listen().await;
+        let (next, go_on) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            send(&mut stream, format!("{head}d\r\ndata: first\n\n\r\n").as_bytes()).await;
+            within("the client's first event", go_on).await.unwrap();
+            send(&mut stream, b"e\r\ndata: second\n\n\r\n0\r\n\r\n").await;
+        });
+        let answer = call(&plain, "{}").await.unwrap_or_else(|e| panic!("{e}"));
+        let AnswerBody::Events(EventStream::Plain(mut body)) = answer.body else { panic!("not a plain event stream") };
+        let first = within("the first event", body.next_chunk()).await.unwrap().unwrap();
+        assert_eq!(first, "data: first\n\n");
+        next.send(()).unwrap();
+        let second = within("the second event", body.next_chunk()).await.unwrap().unwrap();
+        assert_eq!(second, "data: second\n\n");
+        assert!(within("the end", body.next_chunk()).await.is_none());
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_close_delimited_answer_ends_with_the_connection() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"a\":").await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            send(&mut stream, b"1}").await;
+            drop(stream);
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, OK).await;
+        });
+        assert_eq!(json(call(&plain, "{}").await), (200, r#"{"a":1}"#.to_owned()));
+        assert_eq!(json(call(&plain, "{}").await), (200, "{}".to_owned()));
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn connection_close_and_http_1_0_answers_are_not_reused() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            // Both connections stay open: a client that reused one would wait for an answer.
+            let mut first = accept(&listener).await;
+            read_request(&mut first).await;
+            send(&mut first, b"HTTP/1.1 200 OK\r\nConnection: Close\r\ncontent-length: 2\r\n\r\n{}").await;
+            let mut second = accept(&listener).await;
+            read_request(&mut second).await;
+            send(&mut second, b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\n{}").await;
+            let mut third = accept(&listener).await;
+            read_request(&mut third).await;
+            send(&mut third, OK).await;
+            (first, second)
+        });
+        for _ in 0..3 {
+            assert_eq!(json(call(&plain, "{}").await), (200, "{}".to_owned()));
+        }
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_the_server_closed_is_retried_once_on_a_new_one() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, OK).await;
+            let unanswered = read_request(&mut stream).await;
+            drop(stream);
+            let mut stream = accept(&listener).await;
+            assert_eq!(read_request(&mut stream).await, unanswered);
+            send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-length: 15\r\n\r\n{\"second\":true}").await;
+            // Closed without an answer on the kept connection and on the new one: an error.
+            read_request(&mut stream).await;
+            drop(stream);
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            drop(stream);
+            no_accept(&listener).await;
+        });
+        assert_eq!(json(call(&plain, "one").await), (200, "{}".to_owned()));
+        assert_eq!(json(call(&plain, "two").await), (200, r#"{"second":true}"#.to_owned()));
+        let e = error(call(&plain, "three").await);
+        assert!(e.contains("the server closed the connection without answering"), "{e}");
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_answer_cut_in_its_head_is_an_error_and_not_sent_again() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, OK).await;
+            read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-le").await;
+            drop(stream);
+            no_accept(&listener).await;
+        });
+        assert_eq!(json(call(&plain, "{}").await), (200, "{}".to_owned()));
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains("the server closed the connection in the response head"), "{e}");
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_head_over_64_kib_or_64_headers_is_an_error_naming_the_limit() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let big = "a".repeat(40 * 1024);
+            let heads = [
+                format!("HTTP/1.1 200 OK\r\nx-one: {big}\r\nx-two: {big}\r\ncontent-length: 2\r\n\r\n{{}}"),
+                format!("HTTP/1.1 200 OK\r\n{}content-length: 2\r\n\r\n{{}}", "x-h: v\r\n".repeat(64)),
+                format!("HTTP/1.1 200 OK\r\n{}content-length: 2\r\n\r\n{{}}", "x-h: v\r\n".repeat(63)),
+            ];
+            for head in heads {
+                let mut stream = accept(&listener).await;
+                read_request(&mut stream).await;
+                // The client may stop reading at the limit.
+                let _ = stream.write_all(head.as_bytes()).await;
+            }
+        });
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains("its head is over the 64 KiB limit"), "{e}");
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains("more than 64 headers"), "{e}");
+        assert_eq!(json(call(&plain, "{}").await), (200, "{}".to_owned()));
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_an_error() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", MAX_RESPONSE_BYTES + 1);
+            send(&mut stream, head.as_bytes()).await;
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 200 OK\r\n\r\n").await;
+            let piece = vec![b'x'; 64 * 1024];
+            for _ in 0..=MAX_RESPONSE_BYTES / piece.len() {
+                if stream.write_all(&piece).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let over = format!("reading the response: the body is over the {MAX_RESPONSE_BYTES}-byte limit");
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains(&over), "{e}");
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains(&over), "{e}");
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn interim_1xx_answers_are_skipped() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, b"HTTP/1.1 100 Continue\r\n\r\n").await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            send(
+                &mut stream,
+                b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}",
+            )
+            .await;
+        });
+        assert_eq!(json(call(&plain, "{}").await), (201, "{}".to_owned()));
+        within("the server", server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_not_http_is_a_clear_error() {
+        let (listener, plain) = listen().await;
+        let server = tokio::spawn(async move {
+            let mut stream = accept(&listener).await;
+            read_request(&mut stream).await;
+            send(&mut stream, b"SSH-2.0-OpenSSH_9.6\r\n").await;
+            drop(stream);
+            no_accept(&listener).await;
+        });
+        let e = error(call(&plain, "{}").await);
+        assert!(e.contains("reading the response: the answer is not HTTP/1.1"), "{e}");
+        within("the server", server).await.unwrap();
+    }
+
+    #[test]
+    fn conflicting_or_invalid_framing_headers_are_refused() {
+        let refused = |head: &str| match parse_head(head.as_bytes()) {
+            Err(e) => e,
+            Ok(_) => panic!("accepted {head:?}"),
+        };
+        let e = refused("HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n");
+        assert_eq!(e, "reading the response: conflicting Content-Length values");
+        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: 2, 3\r\n\r\n").contains("conflicting"));
+        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: -2\r\n\r\n").contains("invalid Content-Length \"-2\""));
+        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n")
+            .contains("both Transfer-Encoding and Content-Length"));
+        assert!(refused("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n").contains("unsupported Transfer-Encoding"));
+        let same = parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: 2, 2\r\n\r\n").unwrap().unwrap().1.unwrap();
+        assert!(matches!(same.framing, Framing::Length(2)) && same.keep_alive);
     }
 }
