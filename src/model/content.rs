@@ -1,6 +1,8 @@
 //! Content blocks: what tools return and prompts contain.
 
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::{Meta, Resource};
 
@@ -108,7 +110,9 @@ impl Media {
 }
 
 /// One block of content: text, image, audio, a link to a resource, or an embedded resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read by [`ContentBlock`'s `Deserialize`](#impl-Deserialize<'de>-for-ContentBlock), which
+/// takes the usual block (its `type` first) without buffering it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// Plain text.
@@ -177,6 +181,113 @@ impl ContentBlock {
     }
 }
 
+/// A content block's `type`.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Text,
+    Image,
+    Audio,
+    ResourceLink,
+    Resource,
+}
+
+/// A text block's members but its `type`.
+#[derive(Deserialize)]
+struct TextMembers {
+    text: String,
+    #[serde(default)]
+    annotations: Option<Annotations>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Meta>,
+}
+
+/// An embedded resource block's members but its `type`.
+#[derive(Deserialize)]
+struct EmbeddedMembers {
+    resource: ResourceContents,
+    #[serde(default)]
+    annotations: Option<Annotations>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Meta>,
+}
+
+/// The block of kind `kind` from its other members.
+fn block<'de, D: Deserializer<'de>>(kind: Kind, members: D) -> Result<ContentBlock, D::Error> {
+    Ok(match kind {
+        Kind::Text => {
+            let TextMembers { text, annotations, meta } = TextMembers::deserialize(members)?;
+            ContentBlock::Text { text, annotations, meta }
+        }
+        Kind::Image => ContentBlock::Image(Media::deserialize(members)?),
+        Kind::Audio => ContentBlock::Audio(Media::deserialize(members)?),
+        Kind::ResourceLink => ContentBlock::ResourceLink(Resource::deserialize(members)?),
+        Kind::Resource => {
+            let EmbeddedMembers { resource, annotations, meta } = EmbeddedMembers::deserialize(members)?;
+            ContentBlock::Resource { resource, annotations, meta }
+        }
+    })
+}
+
+/// The first member name of a block: `type`, or another.
+enum FirstKey {
+    Type,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for FirstKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = FirstKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<FirstKey, E> {
+                Ok(if name == "type" { FirstKey::Type } else { FirstKey::Other(name.to_owned()) })
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+/// Every SDK writes a block's `type` first: then the rest is read straight into that kind's
+/// members. A block in any other order is read as a JSON object first, then the same way. (The
+/// derived reading of an internally tagged enum would buffer every block, strings copied, before
+/// looking at its `type`.) A block without `type` is refused with ``missing field `type` ``; a
+/// second `type` member is ignored, as any member a kind does not have.
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Block;
+        impl<'de> Visitor<'de> for Block {
+            type Value = ContentBlock;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a content block (an object with a `type`)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<ContentBlock, A::Error> {
+                match members.next_key::<FirstKey>()? {
+                    Some(FirstKey::Type) => {
+                        let kind = members.next_value::<Kind>()?;
+                        block(kind, de::value::MapAccessDeserializer::new(members))
+                    }
+                    Some(FirstKey::Other(first)) => {
+                        let mut object = Map::new();
+                        object.insert(first, members.next_value()?);
+                        while let Some((name, value)) = members.next_entry::<String, Value>()? {
+                            object.insert(name, value);
+                        }
+                        let kind = object.remove("type").ok_or_else(|| de::Error::missing_field("type"))?;
+                        let kind = Kind::deserialize(kind).map_err(de::Error::custom)?;
+                        block(kind, Value::Object(object)).map_err(de::Error::custom)
+                    }
+                    None => Err(de::Error::missing_field("type")),
+                }
+            }
+        }
+        deserializer.deserialize_map(Block)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,7 +315,42 @@ mod tests {
                 {"type":"resource","resource":{"uri":"test://y","mimeType":"image/png","blob":"AAA="}}
             ])
         );
-        let back: Vec<ContentBlock> = serde_json::from_value(v).unwrap();
+        let back: Vec<ContentBlock> = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(back, blocks);
+        let back: Vec<ContentBlock> = serde_json::from_slice(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(back, blocks);
+    }
+
+    #[test]
+    fn a_block_reads_the_same_whatever_its_member_order() {
+        let annotated = ContentBlock::Text {
+            text: "hi".into(),
+            annotations: Some(Annotations { priority: Some(0.5), ..Default::default() }),
+            meta: None,
+        };
+        for body in [
+            r#"{"type":"text","text":"hi","annotations":{"priority":0.5}}"#,
+            r#"{"text":"hi","annotations":{"priority":0.5},"type":"text"}"#,
+            r#"{"annotations":{"priority":0.5},"type":"text","text":"hi","extra":[1]}"#,
+        ] {
+            assert_eq!(serde_json::from_str::<ContentBlock>(body).unwrap(), annotated, "{body}");
+        }
+        let embedded = r#"{"resource":{"uri":"test://x","text":"body"},"type":"resource"}"#;
+        assert!(matches!(serde_json::from_str::<ContentBlock>(embedded).unwrap(), ContentBlock::Resource { .. }));
+        let image = r#"{"mimeType":"image/png","type":"image","data":"AAA="}"#;
+        assert_eq!(serde_json::from_str::<ContentBlock>(image).unwrap(), ContentBlock::image("AAA=", "image/png"));
+    }
+
+    #[test]
+    fn a_block_without_a_known_type_or_its_members_is_refused_with_the_reason() {
+        let error = |body: &str| serde_json::from_str::<ContentBlock>(body).unwrap_err().to_string();
+        assert!(error(r#"{"text":"hi"}"#).starts_with("missing field `type`"), "{}", error(r#"{"text":"hi"}"#));
+        assert!(error("{}").starts_with("missing field `type`"));
+        assert!(error(r#"{"type":"video","text":"hi"}"#).starts_with("unknown variant `video`"));
+        assert!(error(r#"{"text":"hi","type":"video"}"#).starts_with("unknown variant `video`"));
+        assert!(error(r#"{"type":"text"}"#).starts_with("missing field `text`"));
+        assert!(error(r#"{"type":"image","data":"AAA="}"#).starts_with("missing field `mimeType`"));
+        assert!(error(r#"{"type":"text","text":7}"#).starts_with("invalid type: integer `7`"));
+        assert!(error(r#""text""#).starts_with("invalid type: string"));
     }
 }

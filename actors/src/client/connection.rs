@@ -404,7 +404,8 @@ async fn send_call(
     }
     Ok(match start_call(link, params, cancel.clone(), entry).await? {
         Started::Result(raw) => raw,
-        Started::Task(created) => Value::Object(task::wait(link, created, cancel).await?),
+        // Boxed: following a task is a large future most calls never need (see `read_response`).
+        Started::Task(created) => Value::Object(Box::pin(task::wait(link, created, cancel)).await?),
     })
 }
 

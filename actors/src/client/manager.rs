@@ -542,17 +542,19 @@ impl ClientManager {
         extras: CallExtras,
         passing: bool,
     ) -> Result<Passed, ClientError> {
+        // The connection's path is boxed: its future is large, and a call on a satellite (the
+        // gateway's usual one, whose future is moved and boxed along the call) never needs it.
         let (call, retry) = match self.start_on_satellite(id, tool, arguments, extras, passing) {
             Ok(started) => started,
             Err((arguments, extras)) => {
-                return self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
+                return Box::pin(self.call_on_connection(id, tool, arguments, extras)).await.map(Passed::Raw)
             }
         };
         let outcome = call.await;
         match (outcome, retry) {
             // With OAuth the connection answers a 401 and the call is sent again through it.
             (Err(ClientError::Http { status: 401 | 403, .. }), Some((arguments, extras))) => {
-                self.call_on_connection(id, tool, arguments, extras).await.map(Passed::Raw)
+                Box::pin(self.call_on_connection(id, tool, arguments, extras)).await.map(Passed::Raw)
             }
             (Ok(Passed::Raw(result)), _) => self.named(id, Ok(result)).map(Passed::Raw),
             (outcome, _) => outcome,

@@ -507,11 +507,12 @@ impl Gateway {
                 catalog.remove_tool(&name);
             }
             for tool in exported {
-                let remote_name = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned();
-                let (gateway, server) = (gateway.clone(), id.to_owned());
+                // The server's id and the tool's remote name, shared by every call (no copies).
+                let names = Arc::new((id.to_owned(), tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned()));
+                let gateway = gateway.clone();
                 catalog.add_tool(tool, move |arguments: Map<String, Value>, ctx: ToolContext| {
-                    let (gateway, server, remote_name) = (gateway.clone(), server.clone(), remote_name.clone());
-                    async move { gateway.call(&server, &remote_name, arguments, ctx).await }
+                    let (gateway, names) = (gateway.clone(), names.clone());
+                    async move { gateway.call(&names.0, &names.1, arguments, ctx).await }
                 });
             }
         });

@@ -163,7 +163,9 @@ impl Link {
                 }
                 outcome_of_body(&bytes, id, status)
             }
-            AnswerBody::Events(response) => self.read_events(response, id, status).await,
+            // Boxed: the event stream's reading is a large future, and most answers are JSON;
+            // inline, every request's future (moved and boxed along the call) would carry it.
+            AnswerBody::Events(response) => Box::pin(self.read_events(response, id, status)).await,
         }
     }
 

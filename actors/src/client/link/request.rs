@@ -78,56 +78,65 @@ impl Link {
         cancel: Option<CancelSignal>,
         call: Option<&CallEntry>,
     ) -> Result<Value, ClientError> {
-        let cancelled = async move {
-            match cancel {
-                Some(signal) => {
-                    let _ = signal.await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
         let mode = self.connect().await?;
-        let timeout = self.cfg.timeout;
         match mode {
             Mode::Stateless | Mode::Stdio(ProtocolVersion::V2026_07_28) => {
+                let timeout = self.cfg.timeout;
                 let work = actix_rt::time::timeout(timeout, self.stateless_with_input(method, params, call));
                 tokio::select! {
                     outcome = work => outcome.map_err(|_| ClientError::Timeout(timeout.as_secs()))?,
                     // Dropping the request closes its stream: cancellation on this wire.
-                    () = cancelled => Err(ClientError::Cancelled),
+                    () = cancelled(cancel) => Err(ClientError::Cancelled),
                 }
             }
+            // Boxed: the session wires' request is a large future, and a stateless call (the
+            // gateway's usual one, whose future is moved and boxed along the call) never needs it.
             Mode::Session(_) | Mode::HttpSse(_) | Mode::Stdio(_) => {
-                let id = self.next_id();
-                if let Some(call) = call {
-                    call.carried_by(&id);
-                }
-                let body = RequestBody { id: &id, method, params };
-                let body = serde_json::to_vec(&body).unwrap_or_default();
-                let mut headers = self.wire_headers();
-                super::headers::trace(params, &mut headers);
-                let (_claim, stray) = StrayClaim::register(self, &id);
-                let work = async {
-                    match (mode, stray) {
-                        (Mode::HttpSse(_), _) => self.sse_request(&id, body, headers).await,
-                        (_, Some(answer)) => tokio::select! {
-                            outcome = self.exchange(&id, body, headers) => outcome,
-                            Ok(message) = answer => outcome_owned(message, &id, 200),
-                        },
-                        (_, None) => self.exchange(&id, body, headers).await,
-                    }
-                };
-                let (reason, error) = tokio::select! {
-                    outcome = actix_rt::time::timeout(timeout, work) => match outcome {
-                        Ok(outcome) => return outcome,
-                        Err(_) => ("timed out", ClientError::Timeout(timeout.as_secs())),
-                    },
-                    () = cancelled => ("cancelled by the caller", ClientError::Cancelled),
-                };
-                self.notify_cancelled(&id, reason);
-                Err(error)
+                Box::pin(self.session_request(mode, method, params, cancel, call)).await
             }
         }
+    }
+
+    /// [`Link::request_once`] on a wire with sessions (streamable HTTP, HTTP+SSE, stdio before
+    /// 2026-07-28): a request abandoned (timed out or cancelled) is cancelled with
+    /// `notifications/cancelled`.
+    async fn session_request(
+        self: &Rc<Self>,
+        mode: Mode,
+        method: &str,
+        params: &Map<String, Value>,
+        cancel: Option<CancelSignal>,
+        call: Option<&CallEntry>,
+    ) -> Result<Value, ClientError> {
+        let timeout = self.cfg.timeout;
+        let id = self.next_id();
+        if let Some(call) = call {
+            call.carried_by(&id);
+        }
+        let body = RequestBody { id: &id, method, params };
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let mut headers = self.wire_headers();
+        super::headers::trace(params, &mut headers);
+        let (_claim, stray) = StrayClaim::register(self, &id);
+        let work = async {
+            match (mode, stray) {
+                (Mode::HttpSse(_), _) => self.sse_request(&id, body, headers).await,
+                (_, Some(answer)) => tokio::select! {
+                    outcome = self.exchange(&id, body, headers) => outcome,
+                    Ok(message) = answer => outcome_owned(message, &id, 200),
+                },
+                (_, None) => self.exchange(&id, body, headers).await,
+            }
+        };
+        let (reason, error) = tokio::select! {
+            outcome = actix_rt::time::timeout(timeout, work) => match outcome {
+                Ok(outcome) => return outcome,
+                Err(_) => ("timed out", ClientError::Timeout(timeout.as_secs())),
+            },
+            () = cancelled(cancel) => ("cancelled by the caller", ClientError::Cancelled),
+        };
+        self.notify_cancelled(&id, reason);
+        Err(error)
     }
 
     /// Tells the server, in the background, that request `id` was abandoned (the caller gets
@@ -141,6 +150,16 @@ impl Link {
                 log::debug!("{}: could not send notifications/cancelled: {e}", link.cfg.name);
             }
         });
+    }
+}
+
+/// Resolves when the caller gives up (`cancel` fires or its sender is dropped); never without one.
+async fn cancelled(cancel: Option<CancelSignal>) {
+    match cancel {
+        Some(signal) => {
+            let _ = signal.await;
+        }
+        None => std::future::pending::<()>().await,
     }
 }
 
