@@ -640,6 +640,19 @@ mod tests {
         }
     }
 
+    /// Accepts the next connection and reads one request on it: the connection, to answer on.
+    async fn next_request(listener: &TcpListener) -> TcpStream {
+        let mut stream = accept(listener).await;
+        read_request(&mut stream).await;
+        stream
+    }
+
+    /// Reads one request on `stream` and answers it with `bytes`.
+    async fn answer(stream: &mut TcpStream, bytes: &[u8]) {
+        read_request(stream).await;
+        send(stream, bytes).await;
+    }
+
     async fn send(stream: &mut TcpStream, bytes: &[u8]) {
         within("writing", stream.write_all(bytes)).await.unwrap();
     }
@@ -701,8 +714,7 @@ mod tests {
     async fn a_chunked_answer_split_at_awkward_places_is_read_whole() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             let pieces: [&[u8]; 10] = [
                 b"HTTP/1.1 2",
                 b"00 OK\r\ntransfer-encoding: chu",
@@ -719,8 +731,7 @@ mod tests {
                 send(&mut stream, piece).await;
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            read_request(&mut stream).await;
-            send(&mut stream, OK).await;
+            answer(&mut stream, OK).await;
             no_accept(&listener).await;
         });
         assert_eq!(json(call(&plain, "{}").await), (200, "hello world".to_owned()));
@@ -733,8 +744,7 @@ mod tests {
         let (listener, plain) = listen().await;
         let (next, go_on) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
             send(&mut stream, format!("{head}d\r\ndata: first\n\n\r\n").as_bytes()).await;
             within("the client's first event", go_on).await.unwrap();
@@ -755,14 +765,12 @@ mod tests {
     async fn a_close_delimited_answer_ends_with_the_connection() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"a\":").await;
             tokio::time::sleep(Duration::from_millis(50)).await;
             send(&mut stream, b"1}").await;
             drop(stream);
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, OK).await;
         });
         assert_eq!(json(call(&plain, "{}").await), (200, r#"{"a":1}"#.to_owned()));
@@ -775,14 +783,11 @@ mod tests {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
             // Both connections stay open: a client that reused one would wait for an answer.
-            let mut first = accept(&listener).await;
-            read_request(&mut first).await;
+            let mut first = next_request(&listener).await;
             send(&mut first, b"HTTP/1.1 200 OK\r\nConnection: Close\r\ncontent-length: 2\r\n\r\n{}").await;
-            let mut second = accept(&listener).await;
-            read_request(&mut second).await;
+            let mut second = next_request(&listener).await;
             send(&mut second, b"HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\n{}").await;
-            let mut third = accept(&listener).await;
-            read_request(&mut third).await;
+            let mut third = next_request(&listener).await;
             send(&mut third, OK).await;
             (first, second)
         });
@@ -797,14 +802,12 @@ mod tests {
         let (listener, plain) = listen().await;
         let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, OK).await;
             // The kept connection closed while idle: the next call opens a new one.
             drop(stream);
             closed_tx.send(()).unwrap();
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-length: 15\r\n\r\n{\"second\":true}").await;
             // Closed without an answer once the request was read: an error, not sent again.
             read_request(&mut stream).await;
@@ -824,11 +827,9 @@ mod tests {
     async fn an_answer_cut_in_its_head_is_an_error_and_not_sent_again() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, OK).await;
-            read_request(&mut stream).await;
-            send(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-le").await;
+            answer(&mut stream, b"HTTP/1.1 200 OK\r\ncontent-le").await;
             drop(stream);
             no_accept(&listener).await;
         });
@@ -849,8 +850,7 @@ mod tests {
                 format!("HTTP/1.1 200 OK\r\n{}content-length: 2\r\n\r\n{{}}", "x-h: v\r\n".repeat(63)),
             ];
             for head in heads {
-                let mut stream = accept(&listener).await;
-                read_request(&mut stream).await;
+                let mut stream = next_request(&listener).await;
                 // The client may stop reading at the limit.
                 let _ = stream.write_all(head.as_bytes()).await;
             }
@@ -867,12 +867,10 @@ mod tests {
     async fn a_body_over_the_limit_is_an_error() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", MAX_RESPONSE_BYTES + 1);
             send(&mut stream, head.as_bytes()).await;
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, b"HTTP/1.1 200 OK\r\n\r\n").await;
             let piece = vec![b'x'; 64 * 1024];
             for _ in 0..=MAX_RESPONSE_BYTES / piece.len() {
@@ -893,8 +891,7 @@ mod tests {
     async fn interim_1xx_answers_are_skipped() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, b"HTTP/1.1 100 Continue\r\n\r\n").await;
             tokio::time::sleep(Duration::from_millis(20)).await;
             send(
@@ -911,8 +908,7 @@ mod tests {
     async fn an_answer_that_is_not_http_is_a_clear_error() {
         let (listener, plain) = listen().await;
         let server = tokio::spawn(async move {
-            let mut stream = accept(&listener).await;
-            read_request(&mut stream).await;
+            let mut stream = next_request(&listener).await;
             send(&mut stream, b"SSH-2.0-OpenSSH_9.6\r\n").await;
             drop(stream);
             no_accept(&listener).await;
