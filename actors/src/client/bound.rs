@@ -8,6 +8,10 @@
 //! polling the handle polls the call with the caller's own waker, dropping it drops the call
 //! (which closes its stream, as aborting the task did).
 //!
+//! The call is polled only when something it waits for woke it: the caller's task also wakes
+//! for its own reasons (an HTTP handler's task, for the end of its request body), and each such
+//! poll of the call's whole chain of futures would find nothing to do.
+//!
 //! A handle that moves to another thread (an mcpd task made of the gateway's call runs on the task
 //! runner's thread) hands its call to the call's own thread: the call goes on there as a task of
 //! its own, whose outcome comes back through a channel, and dropping the handle stops it. A
@@ -16,9 +20,11 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures_util::task::{waker_ref, ArcWake, AtomicWaker};
 use tokio::sync::oneshot;
 
 use super::connection::Passed;
@@ -39,6 +45,8 @@ struct Table {
     serial: u64,
     /// The calls by number; `None` for a free number, or for a call being polled.
     calls: Vec<Option<Call>>,
+    /// The waker of each number's call, kept for the number's next call (no allocation a call).
+    wakes: Vec<Arc<CallWake>>,
     /// Numbers free for the next call.
     free: Vec<usize>,
 }
@@ -47,6 +55,7 @@ thread_local! {
     static TABLE: RefCell<Table> = RefCell::new(Table {
         serial: NEXT_TABLE.fetch_add(1, Ordering::Relaxed),
         calls: Vec::new(),
+        wakes: Vec::new(),
         free: Vec::new(),
     });
 }
@@ -82,6 +91,23 @@ fn is_here(table: u64) -> bool {
     TABLE.try_with(|cell| cell.try_borrow().is_ok_and(|calls| calls.serial == table)).unwrap_or(false)
 }
 
+/// The waker a bound call is polled with: notes that the call was woken, and wakes the task
+/// that awaits its handle.
+#[derive(Debug)]
+struct CallWake {
+    /// Woken since it was last polled (true before the first poll).
+    woken: AtomicBool,
+    /// The waker of the handle's last poll.
+    handle: AtomicWaker,
+}
+
+impl ArcWake for CallWake {
+    fn wake_by_ref(this: &Arc<Self>) {
+        this.woken.store(true, Ordering::Release);
+        this.handle.wake();
+    }
+}
+
 /// A call of this thread, awaited (and cancelled by dropping) from a `Send` future.
 #[derive(Debug)]
 pub(super) struct ThreadBound {
@@ -96,6 +122,8 @@ pub(super) struct ThreadBound {
     /// The handle moved to another thread: the outcome of the call's task, and what stops that
     /// task when dropped.
     moved: Option<(oneshot::Receiver<Outcome>, oneshot::Sender<()>)>,
+    /// What the call is polled with on this thread.
+    wake: Arc<CallWake>,
 }
 
 impl ThreadBound {
@@ -112,10 +140,14 @@ impl ThreadBound {
                 }
                 None => {
                     table.calls.push(Some(call));
+                    table.wakes.push(Arc::new(CallWake { woken: AtomicBool::new(true), handle: AtomicWaker::new() }));
                     table.calls.len() - 1
                 }
             };
-            ThreadBound { table: table.serial, key, done: false, home, moved: None }
+            // The number's previous call is gone, and its handle done: nothing else polls with it.
+            let wake = table.wakes[key].clone();
+            wake.woken.store(true, Ordering::Release);
+            ThreadBound { table: table.serial, key, done: false, home, moved: None, wake }
         })
     }
 
@@ -157,12 +189,18 @@ impl Future for ThreadBound {
         if this.done {
             return Poll::Ready(Err(ClientError::Closed));
         }
+        this.wake.handle.register(cx.waker());
+        if !this.wake.woken.swap(false, Ordering::AcqRel) {
+            // The handle's task woke for something else: the call has nothing new.
+            return Poll::Pending;
+        }
         // Out of the table while it runs: the call may start calls of its own.
         let Some(mut call) = take(this.table, this.key) else {
             this.done = true;
             return Poll::Ready(Err(ClientError::Closed));
         };
-        match call.as_mut().poll(cx) {
+        let waker = waker_ref(&this.wake);
+        match call.as_mut().poll(&mut Context::from_waker(&waker)) {
             Poll::Ready(outcome) => {
                 drop(call);
                 this.done = true;
@@ -257,6 +295,31 @@ mod tests {
         let second = ThreadBound::new(async { Ok(result("two")) });
         assert_eq!(second.key, key, "the first call's number is free again");
         assert_eq!(text(second.await.unwrap()), "two");
+    }
+
+    #[actix_rt::test]
+    async fn the_call_is_polled_only_when_it_was_woken() {
+        let polls = Rc::new(Cell::new(0));
+        let (tx, rx) = tokio::sync::oneshot::channel::<&'static str>();
+        let mut rx = Some(rx);
+        let counted = polls.clone();
+        let mut call = ThreadBound::new(std::future::poll_fn(move |cx| {
+            counted.set(counted.get() + 1);
+            match Pin::new(rx.as_mut().expect("polled after its answer")).poll(cx) {
+                Poll::Ready(answer) => Poll::Ready(Ok(result(answer.unwrap_or("dropped")))),
+                Poll::Pending => Poll::Pending,
+            }
+        }));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut call).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut call).poll(&mut cx).is_pending(), "a poll without a wake");
+        assert_eq!(polls.get(), 1, "the call was not woken: not polled again");
+        tx.send("woken").unwrap();
+        match Pin::new(&mut call).poll(&mut cx) {
+            Poll::Ready(Ok(passed)) => assert_eq!(text(passed), "woken"),
+            other => panic!("not answered: {:?}", other.map(|o| o.map(text))),
+        }
+        assert_eq!(polls.get(), 2);
     }
 
     #[actix_rt::test]
