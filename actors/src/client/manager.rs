@@ -583,17 +583,18 @@ impl ClientManager {
         let (meta, handlers) = extras;
         // The link is this thread's: the call waits in this thread's table, so the caller's
         // future stays `Send` and polls it with its own waker.
-        let call = ThreadBound::new(async move {
-            let call = async move {
-                match handlers {
-                    Some(handlers) if passing => pass_tool_call(link, call, meta, handlers).await,
-                    handlers => call_tool(link, call, None, meta, handlers).await.map(Passed::Raw),
-                }
-            };
-            crate::panics::contain(crate::panics::Site::Client, call)
-                .await
-                .unwrap_or_else(|panic| Err(ClientError::from(panic)))
-        });
+        let call = async move {
+            match handlers {
+                Some(handlers) if passing => pass_tool_call(link, call, meta, handlers).await,
+                handlers => call_tool(link, call, None, meta, handlers).await.map(Passed::Raw),
+            }
+        };
+        // Mapped, not awaited in another async block: that block would hold the call twice
+        // over (captured, then contained), and its size is copied into the table's box.
+        let call = ThreadBound::new(futures_util::FutureExt::map(
+            crate::panics::contain(crate::panics::Site::Client, call),
+            |outcome| outcome.unwrap_or_else(|panic| Err(ClientError::from(panic))),
+        ));
         Ok((call, retry))
     }
 
