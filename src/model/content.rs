@@ -230,25 +230,12 @@ fn block<'de, D: Deserializer<'de>>(kind: Kind, members: D) -> Result<ContentBlo
 }
 
 /// The first member name of a block: `type`, or another.
+#[derive(Deserialize)]
+#[serde(field_identifier)]
 enum FirstKey {
+    #[serde(rename = "type")]
     Type,
     Other(String),
-}
-
-impl<'de> Deserialize<'de> for FirstKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl Visitor<'_> for Name {
-            type Value = FirstKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<FirstKey, E> {
-                Ok(if name == "type" { FirstKey::Type } else { FirstKey::Other(name.to_owned()) })
-            }
-        }
-        deserializer.deserialize_str(Name)
-    }
 }
 
 /// Every SDK writes a block's `type` first: then the rest is read straight into that kind's

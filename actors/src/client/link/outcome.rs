@@ -85,36 +85,17 @@ impl<'de> Deserialize<'de> for Present {
 struct Passed(CallToolResult);
 
 /// The members of a `tools/call` result a gateway reads.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
 enum Member {
     Content,
     StructuredContent,
     IsError,
+    #[serde(rename = "_meta")]
     Meta,
     ResultType,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for Member {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl Visitor<'_> for Name {
-            type Value = Member;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Member, E> {
-                Ok(match name {
-                    "content" => Member::Content,
-                    "structuredContent" => Member::StructuredContent,
-                    "isError" => Member::IsError,
-                    "_meta" => Member::Meta,
-                    "resultType" => Member::ResultType,
-                    _ => Member::Other,
-                })
-            }
-        }
-        deserializer.deserialize_str(Name)
-    }
 }
 
 impl<'de> Deserialize<'de> for Passed {
