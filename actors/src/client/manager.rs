@@ -582,7 +582,7 @@ impl ClientManager {
         let call = CallTool { name: tool.to_owned(), arguments };
         let (meta, handlers) = extras;
         // The link is this thread's: the call waits in this thread's table, so the caller's
-        // future stays `Send` and polls it with its own waker.
+        // future stays `Send`; polling its handle polls the call when the call was woken.
         let call = async move {
             match handlers {
                 Some(handlers) if passing => pass_tool_call(link, call, meta, handlers).await,
