@@ -110,8 +110,8 @@ impl Media {
 }
 
 /// One block of content: text, image, audio, a link to a resource, or an embedded resource.
-/// Read by [`ContentBlock`'s `Deserialize`](#impl-Deserialize<'de>-for-ContentBlock), which
-/// takes the usual block (its `type` first) without buffering it.
+/// Read by its own `Deserialize` (below), which takes the usual block (its `type` first)
+/// without buffering it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {

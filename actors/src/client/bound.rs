@@ -5,8 +5,8 @@
 //! future `Send` at the price of a task per call and one more wake-up of the caller's task (the
 //! task's end wakes the caller, instead of the answer itself). Here the call's future waits in a
 //! table of this thread, and the caller's future holds only its number there ([`ThreadBound`]):
-//! polling the handle polls the call with the caller's own waker, dropping it drops the call
-//! (which closes its stream, as aborting the task did).
+//! polling the handle polls the call, whose wakes reach the caller's own task (no task of its
+//! own), dropping it drops the call (which closes its stream, as aborting the task did).
 //!
 //! The call is polled only when something it waits for woke it: the caller's task also wakes
 //! for its own reasons (an HTTP handler's task, for the end of its request body), and each such
@@ -43,10 +43,8 @@ static NEXT_TABLE: AtomicU64 = AtomicU64::new(1);
 struct Table {
     /// This table's number.
     serial: u64,
-    /// The calls by number; `None` for a free number, or for a call being polled.
-    calls: Vec<Option<Call>>,
-    /// The waker of each number's call, kept for the number's next call (no allocation a call).
-    wakes: Vec<Arc<CallWake>>,
+    /// The calls by number.
+    slots: Vec<Slot>,
     /// Numbers free for the next call.
     free: Vec<usize>,
 }
@@ -54,8 +52,7 @@ struct Table {
 thread_local! {
     static TABLE: RefCell<Table> = RefCell::new(Table {
         serial: NEXT_TABLE.fetch_add(1, Ordering::Relaxed),
-        calls: Vec::new(),
-        wakes: Vec::new(),
+        slots: Vec::new(),
         free: Vec::new(),
     });
 }
@@ -69,7 +66,7 @@ fn take(table: u64, key: usize) -> Option<Call> {
             if calls.serial != table {
                 return None;
             }
-            calls.calls.get_mut(key)?.take()
+            calls.slots.get_mut(key)?.call.take()
         })
         .ok()
         .flatten()
@@ -89,6 +86,15 @@ fn release(table: u64, key: usize) {
 /// Whether this thread's table is table `table`.
 fn is_here(table: u64) -> bool {
     TABLE.try_with(|cell| cell.try_borrow().is_ok_and(|calls| calls.serial == table)).unwrap_or(false)
+}
+
+/// One number of a thread's table.
+struct Slot {
+    /// Its call; `None` while the number is free, or while its call is being polled.
+    call: Option<Call>,
+    /// The waker its calls are polled with, kept for the number's next call (no allocation a
+    /// call).
+    wake: Arc<CallWake>,
 }
 
 /// The waker a bound call is polled with: notes that the call was woken, and wakes the task
@@ -135,17 +141,17 @@ impl ThreadBound {
             let mut table = table.borrow_mut();
             let key = match table.free.pop() {
                 Some(key) => {
-                    table.calls[key] = Some(call);
+                    table.slots[key].call = Some(call);
                     key
                 }
                 None => {
-                    table.calls.push(Some(call));
-                    table.wakes.push(Arc::new(CallWake { woken: AtomicBool::new(true), handle: AtomicWaker::new() }));
-                    table.calls.len() - 1
+                    let wake = Arc::new(CallWake { woken: AtomicBool::new(true), handle: AtomicWaker::new() });
+                    table.slots.push(Slot { call: Some(call), wake });
+                    table.slots.len() - 1
                 }
             };
             // The number's previous call is gone, and its handle done: nothing else polls with it.
-            let wake = table.wakes[key].clone();
+            let wake = table.slots[key].wake.clone();
             wake.woken.store(true, Ordering::Release);
             ThreadBound { table: table.serial, key, done: false, home, moved: None, wake }
         })
@@ -210,9 +216,9 @@ impl Future for ThreadBound {
             Poll::Pending => {
                 let back = TABLE.with(|table| {
                     let mut table = table.borrow_mut();
-                    match table.calls.get_mut(this.key) {
+                    match table.slots.get_mut(this.key) {
                         Some(slot) => {
-                            *slot = Some(call);
+                            slot.call = Some(call);
                             None
                         }
                         None => Some(call),
