@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::catalog::BoxFuture;
-use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::model::meta_keys;
+use crate::jsonrpc::{ErrorCode, ErrorObject, RequestMeta};
 use crate::version::ProtocolVersion;
 
 /// Syslog severity of a `notifications/message` (RFC 5424 order, least severe first).
@@ -69,7 +68,7 @@ pub trait Peer: Send + Sync + 'static {
 pub struct ToolContext {
     session_id: Option<Arc<str>>,
     version: ProtocolVersion,
-    meta: Option<Arc<Map<String, Value>>>,
+    meta: Option<Arc<RequestMeta>>,
     client_capabilities: Option<Arc<Value>>,
     log_level: Option<LogLevel>,
     peer: Option<Arc<dyn Peer>>,
@@ -114,6 +113,13 @@ impl ToolContext {
     /// Sets the request's `_meta`.
     #[must_use]
     pub fn with_meta(mut self, meta: Option<Arc<Map<String, Value>>>) -> Self {
+        self.meta = meta.map(|meta| Arc::new(RequestMeta::from_map(Arc::unwrap_or_clone(meta))));
+        self
+    }
+
+    /// Sets the request's `_meta`, as the request carried it.
+    #[must_use]
+    pub fn with_request_meta(mut self, meta: Option<Arc<RequestMeta>>) -> Self {
         self.meta = meta;
         self
     }
@@ -194,14 +200,21 @@ impl ToolContext {
         self.version
     }
 
-    /// The request's `_meta`.
+    /// The request's `_meta` (read whole on first use: see [`ToolContext::meta_member`]).
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.meta.as_deref()
+        self.meta.as_deref().map(RequestMeta::map)
+    }
+
+    /// One member of the request's `_meta`: those the runtime reads (the protocol version,
+    /// client capabilities, log level, progress token, W3C trace context) without reading the
+    /// rest of the object.
+    pub fn meta_member(&self, key: &str) -> Option<&Value> {
+        self.meta.as_deref().and_then(|meta| meta.get(key))
     }
 
     /// The request's progress token.
     pub fn progress_token(&self) -> Option<&Value> {
-        self.meta().and_then(|m| m.get(meta_keys::PROGRESS_TOKEN))
+        self.meta.as_deref().and_then(RequestMeta::progress_token)
     }
 
     /// The client's declared capabilities (from `initialize` or this request's `_meta`).

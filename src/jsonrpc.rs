@@ -3,16 +3,24 @@
 //!
 //! This module knows nothing of MCP. It turns bytes into [`Incoming`] (one message or a batch)
 //! and reports every malformed input as a [`Rejection`] carrying the JSON-RPC error and, when it
-//! could be read, the request id to echo. The body is parsed exactly once: a message object's
-//! members are read straight into their slots (no map is built for the envelope) and their
-//! [`serde_json::Value`]s moved, never cloned, into the typed envelopes.
+//! could be read, the request id to echo. The body is parsed once: a message object's members
+//! are read straight into their slots (no map is built for the envelope) and their
+//! [`serde_json::Value`]s moved, never cloned, into the typed envelopes. A request's `_meta` is
+//! the exception: it is kept as text and read for the members the runtime uses, never built as
+//! a map unless a handler asks for it ([`RequestMeta`]).
 
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+mod meta;
+
+pub use meta::{RequestMeta, TRACEPARENT, TRACESTATE};
 
 /// The `jsonrpc` member every message must carry.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -134,8 +142,43 @@ pub struct Request {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The params object (MCP params are always objects).
+    /// The params object (MCP params are always objects), without a `_meta` object: that is
+    /// [`Request::meta`].
     pub params: Option<Map<String, Value>>,
+    /// The params' `_meta` object, kept apart ([`RequestMeta`]: what the runtime reads of it is
+    /// read once, the rest only when a handler asks). Use [`Request::new`] to build a request
+    /// whose params hold one.
+    pub meta: Option<Arc<RequestMeta>>,
+}
+
+impl Request {
+    /// A request; a `_meta` object among `params` is kept apart, as [`parse`] does.
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Map<String, Value>>) -> Request {
+        let (params, meta) = match params {
+            Some(params) => {
+                let (params, meta) = split_meta(params);
+                (Some(params), meta)
+            }
+            None => (None, None),
+        };
+        Request { id, method: method.into(), params, meta: meta.map(Arc::new) }
+    }
+
+    /// The params' `_meta` object.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        self.meta.as_deref()
+    }
+}
+
+/// `params` without a `_meta` object, and that object.
+fn split_meta(mut params: Map<String, Value>) -> (Map<String, Value>, Option<RequestMeta>) {
+    if !matches!(params.get("_meta"), Some(Value::Object(_))) {
+        return (params, None);
+    }
+    match params.shift_remove("_meta") {
+        Some(Value::Object(meta)) => (params, Some(RequestMeta::from_map(meta))),
+        _ => (params, None),
+    }
 }
 
 /// A notification: no id, never answered.
@@ -219,7 +262,8 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
 /// are read, so no map is built for the envelope (its keys allocated and hashed, then removed
 /// again); an array stays values, for [`classify`]. Member values are parsed as [`Value`]s,
 /// unknown ones included, so what is valid JSON (and the recursion limit) is exactly as for a
-/// `Value`.
+/// `Value` — and so is a `_meta` read as text, whose members are checked as values are and whose
+/// nesting is held to the same limit.
 enum Body {
     Message(Box<Envelope>),
     Batch(Vec<Value>),
@@ -233,21 +277,107 @@ struct Envelope {
     jsonrpc: Option<Value>,
     id: Option<Value>,
     method: Option<Value>,
-    params: Option<Value>,
+    params: Option<Params>,
     result: Option<Value>,
     error: Option<Value>,
 }
 
 impl Envelope {
     fn from_map(mut object: Map<String, Value>) -> Envelope {
+        let params = match object.remove("params") {
+            None => None,
+            Some(Value::Object(params)) => {
+                let (params, meta) = split_meta(params);
+                Some(Params::Object(params, meta.map(Arc::new)))
+            }
+            Some(_) => Some(Params::NotAnObject),
+        };
         Envelope {
             jsonrpc: object.remove("jsonrpc"),
             id: object.remove("id"),
             method: object.remove("method"),
-            params: object.remove("params"),
+            params,
             result: object.remove("result"),
             error: object.remove("error"),
         }
+    }
+}
+
+/// How deeply a `_meta` value may nest (itself included): serde_json refuses a value nested
+/// 128 deep, and a request's `_meta` is inside two objects (the message, its params).
+const MAX_META_DEPTH: usize = 125;
+
+/// A message's `params`: an object's members, with a `_meta` object read apart (see
+/// [`RequestMeta`]); anything else is only checked to be JSON, as it is refused.
+enum Params {
+    Object(Map<String, Value>, Option<Arc<RequestMeta>>),
+    NotAnObject,
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Params, D::Error> {
+        struct ParamsVisitor;
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = Params;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+                let mut members = Map::new();
+                let (mut meta, mut plain_meta) = (None, false);
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "_meta" {
+                        let value: Value = map.next_value()?;
+                        members.insert(key, value);
+                        continue;
+                    }
+                    // A repeated `_meta` keeps its last value, as in a map.
+                    let raw: Box<RawValue> = map.next_value()?;
+                    // Read as raw text, its nesting was not checked: it is held to the depth a
+                    // value there may have (the body's and the params' objects enclose it).
+                    // (Each level takes two bytes: shorter text is not scanned.)
+                    if raw.get().len() > 2 * MAX_META_DEPTH && meta::nesting_depth(raw.get()) > MAX_META_DEPTH {
+                        return Err(serde::de::Error::custom("recursion limit exceeded"));
+                    }
+                    if raw.get().starts_with('{') {
+                        meta = Some(Arc::new(RequestMeta::from_raw(raw).map_err(serde::de::Error::custom)?));
+                        if plain_meta {
+                            members.shift_remove("_meta");
+                            plain_meta = false;
+                        }
+                    } else {
+                        let value: Value = serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
+                        members.insert(key, value);
+                        (meta, plain_meta) = (None, true);
+                    }
+                }
+                Ok(Params::Object(members, meta))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
+                // Read as values (refused all the same) so that nesting is held to the same limit.
+                while seq.next_element::<Value>()?.is_some() {}
+                Ok(Params::NotAnObject)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+            fn visit_unit<E>(self) -> Result<Params, E> {
+                Ok(Params::NotAnObject)
+            }
+        }
+        deserializer.deserialize_any(ParamsVisitor)
     }
 }
 
@@ -276,17 +406,22 @@ impl<'de> Deserialize<'de> for Body {
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
                 let mut envelope = Envelope::default();
                 while let Some(member) = map.next_key::<Member>()? {
-                    let value: Value = map.next_value()?;
                     let slot = match member {
+                        Member::Params => {
+                            envelope.params = Some(map.next_value()?);
+                            continue;
+                        }
+                        Member::Other => {
+                            map.next_value::<Value>()?;
+                            continue;
+                        }
                         Member::Jsonrpc => &mut envelope.jsonrpc,
                         Member::Id => &mut envelope.id,
                         Member::Method => &mut envelope.method,
-                        Member::Params => &mut envelope.params,
                         Member::Result => &mut envelope.result,
                         Member::Error => &mut envelope.error,
-                        Member::Other => continue,
                     };
-                    *slot = Some(value);
+                    *slot = Some(map.next_value()?);
                 }
                 Ok(Body::Message(Box::new(envelope)))
             }
@@ -364,14 +499,24 @@ fn classify_envelope(envelope: Envelope) -> Result<Message, Rejection> {
         Some(_) => return Err(Rejection::invalid(id, "method must be a non-empty string")),
         None => return classify_response(id, envelope.result, envelope.error),
     };
-    let params = match envelope.params {
-        None => None,
-        Some(Value::Object(map)) => Some(map),
-        Some(_) => return Err(Rejection::invalid(id, "params must be an object")),
+    let (params, meta) = match envelope.params {
+        None => (None, None),
+        Some(Params::Object(params, meta)) => (Some(params), meta),
+        Some(Params::NotAnObject) => return Err(Rejection::invalid(id, "params must be an object")),
     };
     Ok(match id {
-        Some(id) => Message::Request(Request { id, method, params }),
-        None => Message::Notification(Notification { method, params }),
+        Some(id) => Message::Request(Request { id, method, params, meta }),
+        // A notification's params stay whole.
+        None => {
+            let params = params.map(|mut params| {
+                if let Some(meta) = meta {
+                    let meta = Arc::unwrap_or_clone(meta).into_map();
+                    params.insert("_meta".into(), Value::Object(meta));
+                }
+                params
+            });
+            Message::Notification(Notification { method, params })
+        }
     })
 }
 
@@ -584,6 +729,59 @@ mod tests {
             let deep =
                 format!(r#"{{"jsonrpc":"2.0","method":"n","params":{}1{}}}"#, "[".repeat(depth), "]".repeat(depth));
             assert_eq!(parse(deep.as_bytes()), via_value(deep.as_bytes()), "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn a_requests_meta_is_read_apart_and_agrees_with_reading_a_value() {
+        let via_value = |body: &str| match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(object)) => classify(Value::Object(object)),
+            other => panic!("{other:?}"),
+        };
+        let single = |body: &str| match parse(body.as_bytes()) {
+            Ok(Incoming::Single(message)) => Ok(message),
+            Ok(batch) => panic!("{batch:?}"),
+            Err(rejection) => Err(rejection),
+        };
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"p","own":{"x":[1]}}"#;
+        let bodies = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{meta},"arguments":{{}}}}}}"#
+            ),
+            // Repeated: the last one counts, whatever it is.
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{meta},"_meta":{{"progressToken":2}}}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{meta},"_meta":7}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":7,"a":1,"_meta":{meta}}}}}"#),
+            // Not an object: an ordinary member.
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":[1],"a":1}}"#.to_owned(),
+            // A notification keeps it among its params.
+            format!(r#"{{"jsonrpc":"2.0","method":"n","params":{{"_meta":{meta},"a":1}}}}"#),
+        ];
+        for body in &bodies {
+            assert_eq!(single(body), via_value(body), "{body}");
+        }
+        let Ok(Message::Request(request)) = single(&bodies[0]) else { panic!("a request") };
+        assert_eq!(request.params, json!({"name": "t", "arguments": {}}).as_object().cloned());
+        let read = request.meta().expect("its _meta");
+        assert_eq!(read.progress_token(), Some(&json!("p")));
+        assert_eq!(Value::Object(read.map().clone()), serde_json::from_str::<Value>(meta).unwrap());
+        let Ok(Message::Notification(note)) = single(&bodies[5]) else { panic!("a notification") };
+        assert_eq!(note.params.unwrap()["_meta"]["progressToken"], json!("p"));
+        // Nesting inside `_meta` is held to the limit a value there has.
+        for (depth, refused) in [(124, false), (125, false), (126, true), (200, true)] {
+            let deep = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"a":{}1{}}}}}}}"#,
+                "[".repeat(depth - 1),
+                "]".repeat(depth - 1)
+            );
+            let (ours, theirs) = (single(&deep), serde_json::from_str::<Value>(&deep));
+            assert_eq!(theirs.is_err(), refused, "depth {depth}");
+            match ours {
+                Err(rejection) => assert!(refused && rejection.error.code == ErrorCode::PARSE_ERROR, "depth {depth}"),
+                Ok(message) => assert!(!refused && Ok(message) == via_value(&deep), "depth {depth}"),
+            }
         }
     }
 

@@ -321,7 +321,7 @@ fn handle_message(
         let bytes = encode_answer(&id, era, &outcome);
         Some(Box::pin(async move { Some(bytes) }))
     };
-    if stdio_era(request.params.as_ref()) == Era::Stateless {
+    if stdio_era(&request) == Era::Stateless {
         return match server.validate_stateless(&request, None) {
             Err(error) => ready(Era::Stateless, Err(error)),
             Ok(valid) => {

@@ -8,9 +8,12 @@
 //! For the same reason the checks that read one member of a params object (or of its `_meta`)
 //! before it is taken apart find it with [`member`].
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::error::ProtocolError;
+use crate::jsonrpc::RequestMeta;
 
 /// The member `key` of a small object, found by comparing the names of its members rather than
 /// hashing `key`; a larger object is looked up as usual. (An object has each name once, so both
@@ -24,12 +27,12 @@ pub(super) fn member<'m>(object: &'m Map<String, Value>, key: &str) -> Option<&'
     object.iter().find_map(|(name, value)| (name == key).then_some(value))
 }
 
-/// What the rounds machinery takes from the params: the handler's `_meta` and the MRTR retry
+/// What the rounds machinery takes from the request: the handler's `_meta` and the MRTR retry
 /// members.
 #[derive(Debug, Default)]
 pub(super) struct RoundInputs {
-    /// `_meta`.
-    pub(super) meta: Option<Value>,
+    /// `_meta` ([`crate::jsonrpc::Request::meta`]).
+    pub(super) meta: Option<Arc<RequestMeta>>,
     /// `inputResponses`.
     pub(super) input_responses: Option<Value>,
     /// `requestState`.
@@ -48,14 +51,15 @@ pub(super) struct CallParams {
 }
 
 impl CallParams {
-    /// Takes `params` apart; `target` is the name of the member that names what is called.
-    pub(super) fn take(params: Map<String, Value>, target: &str) -> Self {
+    /// Takes `params` apart, with the request's `meta`; `target` is the name of the member that
+    /// names what is called.
+    pub(super) fn take(params: Map<String, Value>, meta: Option<Arc<RequestMeta>>, target: &str) -> Self {
         let mut taken = CallParams::default();
+        taken.rounds.meta = meta;
         for (key, value) in params {
             let slot = match key.as_str() {
                 key if key == target => &mut taken.target,
                 "arguments" => &mut taken.arguments,
-                "_meta" => &mut taken.rounds.meta,
                 "inputResponses" => &mut taken.rounds.input_responses,
                 "requestState" => &mut taken.rounds.request_state,
                 _ => continue,
@@ -86,18 +90,19 @@ mod tests {
     #[test]
     fn each_member_lands_in_its_slot_and_others_are_dropped() {
         let params = json!({
-            "name": "echo", "arguments": {"text": "hi"}, "_meta": {"progressToken": 1},
+            "name": "echo", "arguments": {"text": "hi"},
             "inputResponses": {"a": {}}, "requestState": "s", "uri": "file:///x", "other": 1
         });
-        let taken = CallParams::take(params.as_object().cloned().unwrap(), "name");
+        let meta = Arc::new(RequestMeta::from_map(json!({"progressToken": 1}).as_object().cloned().unwrap()));
+        let taken = CallParams::take(params.as_object().cloned().unwrap(), Some(meta.clone()), "name");
         assert_eq!(taken.target, Some(json!("echo")));
         assert_eq!(taken.arguments, Some(json!({"text": "hi"})));
-        assert_eq!(taken.rounds.meta, Some(json!({"progressToken": 1})));
+        assert_eq!(taken.rounds.meta, Some(meta));
         assert_eq!(taken.rounds.input_responses, Some(json!({"a": {}})));
         assert_eq!(taken.rounds.request_state, Some(json!("s")));
-        let by_uri = CallParams::take(params.as_object().cloned().unwrap(), "uri");
+        let by_uri = CallParams::take(params.as_object().cloned().unwrap(), None, "uri");
         assert_eq!(by_uri.target, Some(json!("file:///x")));
-        let empty = CallParams::take(Map::new(), "name");
+        let empty = CallParams::take(Map::new(), None, "name");
         assert!(empty.target.is_none() && empty.arguments.is_none() && empty.rounds.meta.is_none());
     }
 

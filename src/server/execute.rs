@@ -112,7 +112,7 @@ impl McpServer {
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
         let era = scope.version.era();
-        let params = request.params.unwrap_or_default();
+        let (params, meta) = (request.params.unwrap_or_default(), request.meta);
         let cache = &self.options.cache;
         let size = self.options.page_size;
         let (result, hint) = match (method, era) {
@@ -148,7 +148,7 @@ impl McpServer {
                 // The transport refuses such a call first (403 with the scope to ask for); this
                 // keeps a hidden tool unknown on every path.
                 let hidden = tool.zip(scope.access.as_ref()).is_some_and(|(t, a)| !a.may_call(&t.definition.name));
-                return self.call_tool(params, scope, tool.filter(|_| !hidden)).await;
+                return self.call_tool(params, meta, scope, tool.filter(|_| !hidden)).await;
             }
             (Method::PromptsList, _) => match &scope.access {
                 Some(access) if access.filters_prompts() => {
@@ -166,11 +166,11 @@ impl McpServer {
                         return Err(unknown_prompt(name));
                     }
                 }
-                (self.get_prompt(params, scope, catalog).await?, None)
+                (self.get_prompt(params, meta, scope, catalog).await?, None)
             }
             (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
             (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
-            (Method::ResourcesRead, _) => (self.read_resource(params, scope, catalog).await?, Some(cache.read)),
+            (Method::ResourcesRead, _) => (self.read_resource(params, meta, scope, catalog).await?, Some(cache.read)),
             (Method::Complete, _) => {
                 // Completing a prompt the caller may not get is completing an unknown prompt.
                 let prompt = params.get("ref").filter(|r| r["type"] == "ref/prompt").and_then(|r| r["name"].as_str());
@@ -290,11 +290,7 @@ mod tests {
     }
 
     fn call(name: &str) -> Request {
-        Request {
-            id: RequestId::Number(1),
-            method: "tools/call".into(),
-            params: json!({"name": name}).as_object().cloned(),
-        }
+        Request::new(RequestId::Number(1), "tools/call", json!({"name": name}).as_object().cloned())
     }
 
     fn run(server: &McpServer, request: Request, version: ProtocolVersion, expired: bool) -> Execution {
@@ -329,7 +325,7 @@ mod tests {
     #[test]
     fn other_timed_out_requests_are_internal_errors() {
         let params = json!({"name": "slow"}).as_object().cloned();
-        let request = Request { id: RequestId::Number(2), method: "prompts/get".into(), params };
+        let request = Request::new(RequestId::Number(2), "prompts/get", params);
         let execution = run(&server(), request, ProtocolVersion::V2025_11_25, true);
         let Err(ProtocolError::Internal(message)) = &execution.outcome else { panic!("{:?}", execution.outcome) };
         assert_eq!(message, "request exceeded the server's time limit of 1.5 s");
@@ -354,7 +350,7 @@ mod tests {
             Some(Arc::new(Access { granted, rules: rules.clone(), client: None }))
         };
         let list = |access| {
-            let request = Request { id: RequestId::Number(3), method: "tools/list".into(), params: None };
+            let request = Request::new(RequestId::Number(3), "tools/list", None);
             let scope = Scope { access, ..Scope::new(ProtocolVersion::STATELESS) };
             let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
             let execution = futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap();
@@ -398,8 +394,7 @@ mod tests {
         let scope =
             Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
         let execute = |method: &str, params: Value| {
-            let request =
-                Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() };
+            let request = Request::new(RequestId::Number(1), method, params.as_object().cloned());
             let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
             futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap()
         };

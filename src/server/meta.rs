@@ -1,6 +1,7 @@
-//! The members of a request's `_meta` that choosing its era and validating the stateless wire
+//! The members of a message's `_meta` that choosing its era and validating the stateless wire
 //! read (`io.modelcontextprotocol/protocolVersion`, `…/clientCapabilities`, `…/logLevel`,
-//! `progressToken`), found in one pass over its entries.
+//! `progressToken`): a request's as [`crate::jsonrpc::RequestMeta`] read them when it was parsed,
+//! a notification's (which stays among its params) found in one pass over its entries.
 //!
 //! `_meta` holds a handful of members, and comparing their names costs far less than hashing
 //! (SipHash: serde_json's `preserve_order` map) each long `io.modelcontextprotocol/…` key for a
@@ -46,9 +47,19 @@ impl<'a> RequestMeta<'a> {
         found
     }
 
-    /// The `_meta` of a request's params, read; `None` when there is none.
+    /// The `_meta` of a notification's params, read; `None` when there is none.
     pub(super) fn of_params(params: Option<&'a Map<String, Value>>) -> Option<Self> {
         meta_of(params).map(RequestMeta::of)
+    }
+
+    /// A request's `_meta` (read when it was parsed); `None` when it has none.
+    pub(super) fn of_request(meta: Option<&'a crate::jsonrpc::RequestMeta>) -> Option<Self> {
+        meta.map(|meta| RequestMeta {
+            protocol_version: meta.protocol_version(),
+            client_capabilities: meta.client_capabilities().map(|c| &**c),
+            log_level: meta.log_level(),
+            progress_token: meta.progress_token(),
+        })
     }
 }
 

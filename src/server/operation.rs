@@ -12,6 +12,7 @@ use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService, 
 use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry, ToolError};
 use crate::error::ProtocolError;
+use crate::jsonrpc::RequestMeta;
 use crate::model::CallToolResult;
 use crate::tasks::{declares_tasks, missing_extension, TaskSupport};
 use crate::version::Era;
@@ -70,10 +71,11 @@ impl McpServer {
     pub(super) async fn call_tool(
         &self,
         params: Map<String, Value>,
+        meta: Option<Arc<RequestMeta>>,
         scope: &Scope,
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
-        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let CallParams { target, arguments, rounds } = CallParams::take(params, meta, "name");
         let name = name_param(target, "tools/call")?;
         let arguments = arguments_object(arguments, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
@@ -169,10 +171,11 @@ impl McpServer {
     pub(super) async fn get_prompt(
         &self,
         params: Map<String, Value>,
+        meta: Option<Arc<RequestMeta>>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let CallParams { target, arguments, rounds } = CallParams::take(params, "name");
+        let CallParams { target, arguments, rounds } = CallParams::take(params, meta, "name");
         let name = name_param(target, "prompts/get")?;
         let entry = catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
         let arguments = arguments_object(arguments, "prompts/get")?;
@@ -192,10 +195,11 @@ impl McpServer {
     pub(super) async fn read_resource(
         &self,
         params: Map<String, Value>,
+        meta: Option<Arc<RequestMeta>>,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let CallParams { target, rounds, .. } = CallParams::take(params, "uri");
+        let CallParams { target, rounds, .. } = CallParams::take(params, meta, "uri");
         let uri = match target {
             Some(Value::String(uri)) => uri,
             _ => return Err(ProtocolError::InvalidParams("resources/read needs a string uri".into())),

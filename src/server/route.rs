@@ -2,8 +2,6 @@
 //! HTTP endpoint as one pure function ([`route_post`]) of the message, its routing headers,
 //! whether it names a session, and whether the endpoint keeps sessions.
 
-use serde_json::{Map, Value};
-
 use super::meta::RequestMeta;
 use super::method::Method;
 use super::stateless::RoutingHeaders;
@@ -11,12 +9,16 @@ use crate::error::ProtocolError;
 use crate::jsonrpc::{Incoming, Message, Rejection, Request};
 use crate::version::{Era, ProtocolVersion};
 
-/// Chooses the era of an HTTP message that carries no session id: stateless when its `_meta`
+/// Chooses the era of an HTTP request that carries no session id: stateless when its `_meta`
 /// carries the 2026-07-28 request metadata or its `MCP-Protocol-Version` header names
 /// 2026-07-28; otherwise the handshake era.
-pub fn http_era(params: Option<&Map<String, Value>>, header_version: Option<&str>) -> Era {
-    let has_modern_meta =
-        RequestMeta::of_params(params).is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some());
+pub fn http_era(request: &Request, header_version: Option<&str>) -> Era {
+    era_over_http(RequestMeta::of_request(request.meta()), header_version)
+}
+
+/// [`http_era`] of a request's or a notification's `_meta`.
+fn era_over_http(meta: Option<RequestMeta<'_>>, header_version: Option<&str>) -> Era {
+    let has_modern_meta = meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some());
     let header_is_stateless = header_version.map(str::trim) == Some(ProtocolVersion::STATELESS.as_str());
     if has_modern_meta || header_is_stateless {
         Era::Stateless
@@ -25,9 +27,9 @@ pub fn http_era(params: Option<&Map<String, Value>>, header_version: Option<&str
     }
 }
 
-/// Chooses the era of a stdio message: stateless when its `_meta` names a protocol version.
-pub fn stdio_era(params: Option<&Map<String, Value>>) -> Era {
-    if RequestMeta::of_params(params).is_some_and(|m| m.protocol_version.is_some()) {
+/// Chooses the era of a stdio request: stateless when its `_meta` names a protocol version.
+pub fn stdio_era(request: &Request) -> Era {
+    if RequestMeta::of_request(request.meta()).is_some_and(|m| m.protocol_version.is_some()) {
         Era::Stateless
     } else {
         Era::Stateful
@@ -95,8 +97,10 @@ pub fn route_post<'s>(
         Incoming::Batch(items) => return Posted::Batch(items),
     };
     let stateless = match &message {
-        Message::Request(request) => http_era(request.params.as_ref(), headers.protocol_version) == Era::Stateless,
-        Message::Notification(n) => http_era(n.params.as_ref(), headers.protocol_version) == Era::Stateless,
+        Message::Request(request) => http_era(request, headers.protocol_version) == Era::Stateless,
+        Message::Notification(n) => {
+            era_over_http(RequestMeta::of_params(n.params.as_ref()), headers.protocol_version) == Era::Stateless
+        }
         Message::Response(_) => false,
     };
     let with_sessions = sessions == SessionSupport::Enabled;
@@ -117,7 +121,7 @@ pub fn route_post<'s>(
 mod tests {
     use super::*;
     use crate::jsonrpc::{self, RequestId};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn meta(version: &str) -> Value {
         json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}})
@@ -135,16 +139,32 @@ mod tests {
 
     #[test]
     fn era_selection_follows_meta_and_header() {
-        let modern = json!({"_meta": meta("2026-07-28")});
-        assert_eq!(http_era(modern.as_object(), None), Era::Stateless);
-        assert_eq!(http_era(None, Some("2026-07-28")), Era::Stateless);
-        assert_eq!(http_era(None, Some("2025-11-25")), Era::Stateful);
-        let progress_only = json!({"_meta": {"progressToken": 1}});
-        assert_eq!(http_era(progress_only.as_object(), None), Era::Stateful);
-        let capabilities_only = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
-        assert_eq!(http_era(capabilities_only.as_object(), None), Era::Stateless);
-        assert_eq!(stdio_era(capabilities_only.as_object()), Era::Stateful);
-        assert_eq!(stdio_era(modern.as_object()), Era::Stateless);
+        let request = |params: Value| Request::new(RequestId::Number(1), "ping", params.as_object().cloned());
+        let modern = request(json!({"_meta": meta("2026-07-28")}));
+        let bare = request(json!({}));
+        assert_eq!(http_era(&modern, None), Era::Stateless);
+        assert_eq!(http_era(&bare, Some("2026-07-28")), Era::Stateless);
+        assert_eq!(http_era(&bare, Some("2025-11-25")), Era::Stateful);
+        let progress_only = request(json!({"_meta": {"progressToken": 1}}));
+        assert_eq!(http_era(&progress_only, None), Era::Stateful);
+        let capabilities_only = request(json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}));
+        assert_eq!(http_era(&capabilities_only, None), Era::Stateless);
+        assert_eq!(stdio_era(&capabilities_only), Era::Stateful);
+        assert_eq!(stdio_era(&modern), Era::Stateless);
+        // The same, read from the wire.
+        let Posted::Stateless(parsed) = posted(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": meta("2026-07-28")}}),
+            None,
+            None,
+            SessionSupport::Enabled,
+        ) else {
+            panic!("stateless")
+        };
+        assert_eq!(parsed, modern);
+        assert_eq!(stdio_era(&parsed), Era::Stateless);
+        // A notification's `_meta` stays in its params and counts the same.
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {"_meta": meta("2026-07-28")}});
+        assert!(matches!(posted(note, None, Some("s1"), SessionSupport::Enabled), Posted::Accepted));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::stateless::StatelessRequest;
 use crate::auth::scopes::Access;
 use crate::catalog::Catalog;
 use crate::context::{LogLevel, Peer, ToolContext};
+use crate::jsonrpc::RequestMeta;
 use crate::version::ProtocolVersion;
 
 /// The facts about one request that the transport established.
@@ -77,16 +78,11 @@ impl Scope {
         }
     }
 
-    /// The handler's context; the request's `_meta` (taken out of its params) is moved, not
-    /// copied.
-    pub(crate) fn context(&self, meta: Option<Value>) -> ToolContext {
-        let meta = match meta {
-            Some(Value::Object(meta)) => Some(Arc::new(meta)),
-            _ => None,
-        };
+    /// The handler's context, with the request's `_meta` (shared, not copied).
+    pub(crate) fn context(&self, meta: Option<Arc<RequestMeta>>) -> ToolContext {
         ToolContext::new(self.version)
             .with_session(self.session_id.clone())
-            .with_meta(meta)
+            .with_request_meta(meta)
             .with_client_capabilities(self.client_capabilities.clone())
             .with_log_level(self.log_level)
             .with_peer(self.peer.clone())

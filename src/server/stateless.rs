@@ -9,7 +9,6 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::call_params::member;
-use super::meta::RequestMeta;
 use super::method::Method;
 use super::McpServer;
 use crate::catalog::Catalog;
@@ -134,12 +133,14 @@ fn validate(
     method: Method,
     routing: Option<&RoutingHeaders<'_>>,
 ) -> Result<Declared, ProtocolError> {
-    let params = request.params.as_ref();
-    let meta = RequestMeta::of_params(params).ok_or(ProtocolError::MissingMeta("_meta"))?;
-    let version =
-        meta.protocol_version.and_then(Value::as_str).ok_or(ProtocolError::MissingMeta(meta_keys::PROTOCOL_VERSION))?;
-    let capabilities = match meta.client_capabilities {
-        Some(c @ Value::Object(_)) => c.clone(),
+    let meta = request.meta().ok_or(ProtocolError::MissingMeta("_meta"))?;
+    let version = meta
+        .protocol_version()
+        .and_then(Value::as_str)
+        .ok_or(ProtocolError::MissingMeta(meta_keys::PROTOCOL_VERSION))?;
+    // Shared with the request's context, not copied.
+    let capabilities = match meta.client_capabilities() {
+        Some(c) if c.is_object() => c.clone(),
         _ => return Err(ProtocolError::MissingMeta(meta_keys::CLIENT_CAPABILITIES)),
     };
     if let Some(routing) = routing {
@@ -151,15 +152,15 @@ fn validate(
     if !method.is_stateless() {
         return Err(ProtocolError::MethodNotFound { method: request.method.clone() });
     }
-    let log_level = match meta.log_level {
+    let log_level = match meta.log_level() {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => {
             Some(LogLevel::parse(s).ok_or_else(|| ProtocolError::InvalidParams(format!("unknown log level {s:?}")))?)
         }
         Some(other) => return Err(ProtocolError::InvalidParams(format!("log level must be a string, got {other}"))),
     };
-    let wants_progress = meta.progress_token.is_some();
-    Ok(Declared { client_capabilities: Arc::new(capabilities), log_level, wants_progress })
+    let wants_progress = meta.progress_token().is_some();
+    Ok(Declared { client_capabilities: capabilities, log_level, wants_progress })
 }
 
 fn check_routing_headers(
@@ -246,7 +247,7 @@ mod tests {
     use serde_json::json;
 
     fn request(method: &str, params: Value) -> Request {
-        Request { id: RequestId::Number(1), method: method.into(), params: params.as_object().cloned() }
+        Request::new(RequestId::Number(1), method, params.as_object().cloned())
     }
 
     fn meta(version: &str) -> Value {

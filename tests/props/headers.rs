@@ -136,7 +136,7 @@ proptest! {
         let mut sent: Vec<(String, String)> = sent.into_iter().map(|(h, v)| (h.name().to_ascii_lowercase(), v)).collect();
         sent.push((headers::PROTOCOL_VERSION.to_owned(), "2026-07-28".to_owned()));
         let lookup = |wanted: &str| sent.iter().find(|(n, _)| n == wanted).map(|(_, v)| v.as_str());
-        let request = Request { id: RequestId::Number(1), method: "tools/call".into(), params: Some(params.clone()) };
+        let request = Request::new(RequestId::Number(1), "tools/call", Some(params.clone()));
         let checked = server.validate_stateless(&request, Some(&HttpHeaders::new(&lookup)));
         prop_assert!(checked.is_ok(), "{:?} for headers {:?}", checked.err(), sent);
     }

@@ -278,7 +278,7 @@ fn http_batch(server: &McpServer, items: Vec<Result<Message, Rejection>>, http: 
         .filter_map(|item| match item {
             Err(rejection) => Some(rejection_bytes(&rejection)),
             Ok(Message::Request(request)) => {
-                let outcome = if http_era(request.params.as_ref(), None) == Era::Stateless {
+                let outcome = if http_era(&request, None) == Era::Stateless {
                     Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
                 } else {
                     answer_legacy(server, &request, http)
@@ -369,7 +369,7 @@ impl Connection {
             Message::Response(_) => return None,
         };
         let id = request.id.clone();
-        if transport == Transport::Stdio && stdio_era(request.params.as_ref()) == Era::Stateless {
+        if transport == Transport::Stdio && stdio_era(&request) == Era::Stateless {
             let outcome = server.validate_stateless(&request, None).and_then(|valid| {
                 let scope = Scope { peer: Some(Arc::new(ImmediatePeer)), ..Scope::stateless(valid) };
                 execute(server, request, &scope)

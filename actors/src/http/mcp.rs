@@ -40,16 +40,14 @@ static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 /// carries its own there. Without the header this is one lookup.
 pub(super) fn carry_trace(request: &mut Request, headers: &HeaderMap) {
     let Some(parent) = headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()) else { return };
-    let params = request.params.get_or_insert_with(serde_json::Map::new);
-    let meta = params.entry("_meta").or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-    let Some(meta) = meta.as_object_mut() else { return };
-    if meta.contains_key("traceparent") {
+    if request.params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
+        // A `_meta` that is not an object: left as it is (the request is refused for it or
+        // served without it).
         return;
     }
-    meta.insert("traceparent".into(), parent.into());
-    if let Some(state) = headers.get(&TRACESTATE).and_then(|v| v.to_str().ok()) {
-        meta.insert("tracestate".into(), state.into());
-    }
+    let state = headers.get(&TRACESTATE).and_then(|v| v.to_str().ok());
+    let meta = request.meta.get_or_insert_with(Default::default);
+    Arc::make_mut(meta).add_trace_context(parent, state);
 }
 
 /// The text value of the header with this lowercase name; the routing headers and
@@ -193,7 +191,7 @@ async fn batch(
             Err(rejection) => Some(Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec()),
             Ok(Message::Request(request)) => {
                 let id: RequestId = request.id.clone();
-                let outcome = if http_era(request.params.as_ref(), None) == Era::Stateless {
+                let outcome = if http_era(&request, None) == Era::Stateless {
                     Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
                 } else {
                     answer_legacy(request, routing, state, access.clone()).await

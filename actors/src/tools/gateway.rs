@@ -42,7 +42,7 @@ use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
 use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
 use mcpd::context::{LogLevel, ToolContext};
-use mcpd::jsonrpc::{ErrorCode, ErrorObject};
+use mcpd::jsonrpc::{ErrorCode, ErrorObject, TRACEPARENT, TRACESTATE};
 use mcpd::model::{meta_keys, CallToolResult, Implementation, Tool};
 use mcpd::mrtr::{capability_for, relayed_retry, InputRequired};
 use mcpd::tasks::TaskSupport;
@@ -655,12 +655,10 @@ impl Gateway {
 /// wants log messages (and can be sent them), its log level (`io.modelcontextprotocol/logLevel`:
 /// a stateless remote sends log messages only to requests that ask, see [`pass_through`]).
 fn call_meta(ctx: &ToolContext) -> Option<Map<String, Value>> {
-    let mut meta: Map<String, Value> = ctx.meta().map_or_else(Map::new, |meta| {
-        ["traceparent", "tracestate"]
-            .into_iter()
-            .filter_map(|key| meta.get(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
-            .collect()
-    });
+    let mut meta: Map<String, Value> = [TRACEPARENT, TRACESTATE]
+        .into_iter()
+        .filter_map(|key| ctx.meta_member(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
+        .collect();
     if let Some(level) = ctx.log_level().filter(|_| ctx.has_peer()) {
         meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
     }

@@ -1,0 +1,372 @@
+//! A received request's `_meta`: kept as the JSON text it arrived as, with the members the
+//! runtime itself reads parsed out of it once.
+//!
+//! A 2026-07-28 request carries its protocol version, client info and client capabilities in
+//! `_meta`, on every request. Built as a `serde_json` map, that object (and the client info's and
+//! capabilities' own objects) cost the server a large share of a small request's work: every key
+//! allocated and hashed (SipHash: the `preserve_order` map), every string copied, then all of it
+//! dropped again — and most of it is never read. Here the object is read twice, neither time
+//! building it: once as raw text (validated, recursion limit included, as any value), once for
+//! the members the runtime reads ([`RequestMeta::protocol_version`], `clientCapabilities`,
+//! `logLevel`, `progressToken`, the W3C trace context), skipping the rest. A handler that wants
+//! the whole object ([`crate::context::ToolContext::meta`]) gets it parsed on first use.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::model::meta_keys;
+
+/// The W3C trace context keys a request's `_meta` may carry (the gateway forwards them).
+pub const TRACEPARENT: &str = "traceparent";
+/// See [`TRACEPARENT`].
+pub const TRACESTATE: &str = "tracestate";
+
+/// A request's `_meta` object: the members the runtime reads, and the whole object on demand.
+#[derive(Clone, Default)]
+pub struct RequestMeta {
+    /// The object's text as received; `None` when built from a map (which `map` then holds).
+    raw: Option<Box<RawValue>>,
+    /// The whole object: parsed from `raw` on first use, or given.
+    map: OnceLock<Map<String, Value>>,
+    known: Known,
+}
+
+/// The members the runtime reads (`None`: absent). A repeated member keeps its last value, as
+/// in a map.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Known {
+    protocol_version: Option<Value>,
+    client_capabilities: Option<Arc<Value>>,
+    log_level: Option<Value>,
+    progress_token: Option<Value>,
+    traceparent: Option<Value>,
+    tracestate: Option<Value>,
+}
+
+/// A member name of `_meta`, matched while it is read.
+#[derive(Deserialize)]
+#[serde(field_identifier)]
+enum Member {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    ProtocolVersion,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    ClientCapabilities,
+    #[serde(rename = "io.modelcontextprotocol/logLevel")]
+    LogLevel,
+    #[serde(rename = "progressToken")]
+    ProgressToken,
+    #[serde(rename = "traceparent")]
+    Traceparent,
+    #[serde(rename = "tracestate")]
+    Tracestate,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Known {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Known, D::Error> {
+        struct KnownVisitor;
+        impl<'de> Visitor<'de> for KnownVisitor {
+            type Value = Known;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Known, A::Error> {
+                let mut known = Known::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let slot = match member {
+                        Member::ProtocolVersion => &mut known.protocol_version,
+                        Member::ClientCapabilities => {
+                            known.client_capabilities = Some(Arc::new(map.next_value()?));
+                            continue;
+                        }
+                        Member::LogLevel => &mut known.log_level,
+                        Member::ProgressToken => &mut known.progress_token,
+                        Member::Traceparent => &mut known.traceparent,
+                        Member::Tracestate => &mut known.tracestate,
+                        Member::Other => {
+                            map.next_value::<Skip>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(known)
+            }
+        }
+        deserializer.deserialize_map(KnownVisitor)
+    }
+}
+
+/// A member the runtime does not read, read through and dropped: checked exactly as it would be
+/// when read as a [`Value`] (strings decoded, escapes and numbers checked, nesting counted), but
+/// nothing built.
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skip, D::Error> {
+        struct SkipVisitor;
+        impl<'de> Visitor<'de> for SkipVisitor {
+            type Value = Skip;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+        }
+        deserializer.deserialize_any(SkipVisitor)
+    }
+}
+
+impl Known {
+    fn of_map(map: &Map<String, Value>) -> Known {
+        let mut known = Known::default();
+        for (key, value) in map {
+            let slot = match key.as_str() {
+                meta_keys::PROTOCOL_VERSION => &mut known.protocol_version,
+                meta_keys::CLIENT_CAPABILITIES => {
+                    known.client_capabilities = Some(Arc::new(value.clone()));
+                    continue;
+                }
+                meta_keys::LOG_LEVEL => &mut known.log_level,
+                meta_keys::PROGRESS_TOKEN => &mut known.progress_token,
+                TRACEPARENT => &mut known.traceparent,
+                TRACESTATE => &mut known.tracestate,
+                _ => continue,
+            };
+            *slot = Some(value.clone());
+        }
+        known
+    }
+}
+
+/// How deeply `text` (a JSON value) nests: `1` for `{}`, `2` for `{"a":[]}`; strings are
+/// skipped (their brackets do not count).
+pub(super) fn nesting_depth(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+impl RequestMeta {
+    /// A `_meta` object as received: `raw` must be the text of a JSON object (it is read once
+    /// more, for the members the runtime reads).
+    ///
+    /// # Errors
+    /// When `raw` is not an object (the caller keeps such a `_meta` as a plain value).
+    pub fn from_raw(raw: Box<RawValue>) -> Result<RequestMeta, serde_json::Error> {
+        let known = serde_json::from_str::<Known>(raw.get())?;
+        Ok(RequestMeta { raw: Some(raw), map: OnceLock::new(), known })
+    }
+
+    /// A `_meta` object already parsed.
+    pub fn from_map(map: Map<String, Value>) -> RequestMeta {
+        let known = Known::of_map(&map);
+        RequestMeta { raw: None, map: OnceLock::from(map), known }
+    }
+
+    /// `io.modelcontextprotocol/protocolVersion`.
+    pub fn protocol_version(&self) -> Option<&Value> {
+        self.known.protocol_version.as_ref()
+    }
+
+    /// `io.modelcontextprotocol/clientCapabilities` (shared: it becomes the request's context's).
+    pub fn client_capabilities(&self) -> Option<&Arc<Value>> {
+        self.known.client_capabilities.as_ref()
+    }
+
+    /// `io.modelcontextprotocol/logLevel`.
+    pub fn log_level(&self) -> Option<&Value> {
+        self.known.log_level.as_ref()
+    }
+
+    /// `progressToken`.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.known.progress_token.as_ref()
+    }
+
+    /// The member `key`: one the runtime reads without parsing the rest of the object, any
+    /// other from the whole object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match key {
+            meta_keys::PROTOCOL_VERSION => self.protocol_version(),
+            meta_keys::CLIENT_CAPABILITIES => self.client_capabilities().map(|c| &**c),
+            meta_keys::LOG_LEVEL => self.log_level(),
+            meta_keys::PROGRESS_TOKEN => self.progress_token(),
+            TRACEPARENT => self.known.traceparent.as_ref(),
+            TRACESTATE => self.known.tracestate.as_ref(),
+            _ => self.map().get(key),
+        }
+    }
+
+    /// The whole object (parsed on first use).
+    pub fn map(&self) -> &Map<String, Value> {
+        self.map.get_or_init(|| {
+            // `raw` was read as a JSON object already: it parses.
+            self.raw.as_ref().and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default()
+        })
+    }
+
+    /// The whole object, owned.
+    pub fn into_map(mut self) -> Map<String, Value> {
+        self.map();
+        self.map.take().unwrap_or_default()
+    }
+
+    /// Adds the W3C trace context `traceparent` (and `tracestate`) unless the object carries a
+    /// `traceparent` of its own.
+    pub fn add_trace_context(&mut self, parent: &str, state: Option<&str>) {
+        if self.known.traceparent.is_some() {
+            return;
+        }
+        let mut map = std::mem::take(self).into_map();
+        map.insert(TRACEPARENT.into(), parent.into());
+        if let Some(state) = state {
+            map.insert(TRACESTATE.into(), state.into());
+        }
+        *self = RequestMeta::from_map(map);
+    }
+}
+
+impl PartialEq for RequestMeta {
+    fn eq(&self, other: &RequestMeta) -> bool {
+        self.map() == other.map()
+    }
+}
+
+impl fmt::Debug for RequestMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.raw, self.map.get()) {
+            (_, Some(map)) => f.debug_tuple("RequestMeta").field(map).finish(),
+            (Some(raw), None) => f.debug_tuple("RequestMeta").field(&raw.get()).finish(),
+            (None, None) => f.write_str("RequestMeta({})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn raw(text: &str) -> RequestMeta {
+        RequestMeta::from_raw(RawValue::from_string(text.to_owned()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_runtimes_members_are_read_and_the_rest_parsed_only_when_asked() {
+        let text = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
+            "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},
+            "io.modelcontextprotocol/logLevel":"info","progressToken":7,
+            "traceparent":"00-a-b-01","own":{"x":[1,2]}}"#;
+        let meta = raw(text);
+        assert_eq!(meta.protocol_version(), Some(&json!("2026-07-28")));
+        assert_eq!(meta.client_capabilities().map(|c| &**c), Some(&json!({"elicitation": {}})));
+        assert_eq!(meta.log_level(), Some(&json!("info")));
+        assert_eq!(meta.progress_token(), Some(&json!(7)));
+        assert_eq!(meta.get(TRACEPARENT), Some(&json!("00-a-b-01")));
+        assert_eq!(meta.get(TRACESTATE), None);
+        assert!(meta.map.get().is_none(), "nothing else was parsed");
+        assert_eq!(meta.get("own"), Some(&json!({"x": [1, 2]})));
+        let whole: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(Value::Object(meta.map().clone()), whole);
+        assert_eq!(meta, RequestMeta::from_map(whole.as_object().cloned().unwrap()));
+    }
+
+    #[test]
+    fn a_repeated_member_keeps_its_last_value_as_in_a_map() {
+        let text = r#"{"progressToken":1,"a":1,"progressToken":2,"a":2}"#;
+        let meta = raw(text);
+        assert_eq!(meta.progress_token(), Some(&json!(2)));
+        assert_eq!(meta.get("a"), Some(&json!(2)));
+        let map: Map<String, Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(meta.map(), &map);
+    }
+
+    #[test]
+    fn what_a_value_refuses_is_refused_in_any_member() {
+        for bad in [r#""\ud800""#, "1e400"] {
+            for key in ["own", "progressToken"] {
+                let text = format!(r#"{{"{key}":{bad}}}"#);
+                assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
+                let raw = RawValue::from_string(text.clone());
+                assert!(raw.is_err() || RequestMeta::from_raw(raw.unwrap()).is_err(), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_an_object_is_taken() {
+        for text in ["1", "\"s\"", "[1]", "null"] {
+            assert!(RequestMeta::from_raw(RawValue::from_string(text.into()).unwrap()).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_trace_context_is_added_unless_the_request_carries_its_own() {
+        let mut meta = raw(r#"{"progressToken":"p"}"#);
+        meta.add_trace_context("00-1-2-01", Some("k=v"));
+        assert_eq!(meta.get(TRACEPARENT), Some(&json!("00-1-2-01")));
+        assert_eq!(meta.get(TRACESTATE), Some(&json!("k=v")));
+        assert_eq!(meta.progress_token(), Some(&json!("p")));
+        assert_eq!(
+            Value::Object(meta.map().clone()),
+            json!({"progressToken": "p", "traceparent": "00-1-2-01", "tracestate": "k=v"})
+        );
+        let mut own = raw(r#"{"traceparent":"mine"}"#);
+        own.add_trace_context("00-1-2-01", Some("k=v"));
+        assert_eq!(own.get(TRACEPARENT), Some(&json!("mine")));
+        assert_eq!(own.get(TRACESTATE), None);
+    }
+}
