@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 mod meta;
 
+pub(crate) use meta::MetaMember;
 pub use meta::{RequestMeta, TRACEPARENT, TRACESTATE};
 
 /// The `jsonrpc` member every message must carry.

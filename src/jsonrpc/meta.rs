@@ -48,24 +48,92 @@ struct Known {
     tracestate: Option<Value>,
 }
 
-/// A member name of `_meta`, matched while it is read.
-#[derive(Deserialize)]
-#[serde(field_identifier)]
-enum Member {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+/// A member of `_meta` the runtime reads, by its key: the one table of those keys (the parse,
+/// a map's reading, [`RequestMeta::get`] and the server's reading of a notification's `_meta`
+/// all go through [`MetaMember::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MetaMember {
     ProtocolVersion,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     ClientCapabilities,
-    #[serde(rename = "io.modelcontextprotocol/logLevel")]
     LogLevel,
-    #[serde(rename = "progressToken")]
     ProgressToken,
-    #[serde(rename = "traceparent")]
     Traceparent,
-    #[serde(rename = "tracestate")]
     Tracestate,
-    #[serde(other)]
+    /// Any other key.
     Other,
+}
+
+impl MetaMember {
+    pub(crate) fn of(key: &str) -> MetaMember {
+        match key {
+            meta_keys::PROTOCOL_VERSION => MetaMember::ProtocolVersion,
+            meta_keys::CLIENT_CAPABILITIES => MetaMember::ClientCapabilities,
+            meta_keys::LOG_LEVEL => MetaMember::LogLevel,
+            meta_keys::PROGRESS_TOKEN => MetaMember::ProgressToken,
+            TRACEPARENT => MetaMember::Traceparent,
+            TRACESTATE => MetaMember::Tracestate,
+            _ => MetaMember::Other,
+        }
+    }
+}
+
+/// Read as a key, without copying it.
+impl<'de> Deserialize<'de> for MetaMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MetaMember, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = MetaMember;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<MetaMember, E> {
+                Ok(MetaMember::of(key))
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl Known {
+    /// Sets `member` (not [`MetaMember::Other`]: ignored).
+    fn set(&mut self, member: MetaMember, value: Value) {
+        let slot = match member {
+            MetaMember::ProtocolVersion => &mut self.protocol_version,
+            MetaMember::ClientCapabilities => {
+                self.client_capabilities = Some(Arc::new(value));
+                return;
+            }
+            MetaMember::LogLevel => &mut self.log_level,
+            MetaMember::ProgressToken => &mut self.progress_token,
+            MetaMember::Traceparent => &mut self.traceparent,
+            MetaMember::Tracestate => &mut self.tracestate,
+            MetaMember::Other => return,
+        };
+        *slot = Some(value);
+    }
+
+    fn get(&self, member: MetaMember) -> Option<&Value> {
+        match member {
+            MetaMember::ProtocolVersion => self.protocol_version.as_ref(),
+            MetaMember::ClientCapabilities => self.client_capabilities.as_deref(),
+            MetaMember::LogLevel => self.log_level.as_ref(),
+            MetaMember::ProgressToken => self.progress_token.as_ref(),
+            MetaMember::Traceparent => self.traceparent.as_ref(),
+            MetaMember::Tracestate => self.tracestate.as_ref(),
+            MetaMember::Other => None,
+        }
+    }
+
+    fn of_map(map: &Map<String, Value>) -> Known {
+        let mut known = Known::default();
+        for (key, value) in map {
+            let member = MetaMember::of(key);
+            if member != MetaMember::Other {
+                known.set(member, value.clone());
+            }
+        }
+        known
+    }
 }
 
 impl<'de> Deserialize<'de> for Known {
@@ -78,23 +146,12 @@ impl<'de> Deserialize<'de> for Known {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Known, A::Error> {
                 let mut known = Known::default();
-                while let Some(member) = map.next_key::<Member>()? {
-                    let slot = match member {
-                        Member::ProtocolVersion => &mut known.protocol_version,
-                        Member::ClientCapabilities => {
-                            known.client_capabilities = Some(Arc::new(map.next_value()?));
-                            continue;
-                        }
-                        Member::LogLevel => &mut known.log_level,
-                        Member::ProgressToken => &mut known.progress_token,
-                        Member::Traceparent => &mut known.traceparent,
-                        Member::Tracestate => &mut known.tracestate,
-                        Member::Other => {
-                            map.next_value::<Skip>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
+                while let Some(member) = map.next_key::<MetaMember>()? {
+                    if member == MetaMember::Other {
+                        map.next_value::<Skip>()?;
+                    } else {
+                        known.set(member, map.next_value()?);
+                    }
                 }
                 Ok(known)
             }
@@ -144,28 +201,6 @@ impl<'de> Deserialize<'de> for Skip {
             }
         }
         deserializer.deserialize_any(SkipVisitor)
-    }
-}
-
-impl Known {
-    fn of_map(map: &Map<String, Value>) -> Known {
-        let mut known = Known::default();
-        for (key, value) in map {
-            let slot = match key.as_str() {
-                meta_keys::PROTOCOL_VERSION => &mut known.protocol_version,
-                meta_keys::CLIENT_CAPABILITIES => {
-                    known.client_capabilities = Some(Arc::new(value.clone()));
-                    continue;
-                }
-                meta_keys::LOG_LEVEL => &mut known.log_level,
-                meta_keys::PROGRESS_TOKEN => &mut known.progress_token,
-                TRACEPARENT => &mut known.traceparent,
-                TRACESTATE => &mut known.tracestate,
-                _ => continue,
-            };
-            *slot = Some(value.clone());
-        }
-        known
     }
 }
 
@@ -237,14 +272,9 @@ impl RequestMeta {
     /// The member `key`: one the runtime reads without parsing the rest of the object, any
     /// other from the whole object.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        match key {
-            meta_keys::PROTOCOL_VERSION => self.protocol_version(),
-            meta_keys::CLIENT_CAPABILITIES => self.client_capabilities().map(|c| &**c),
-            meta_keys::LOG_LEVEL => self.log_level(),
-            meta_keys::PROGRESS_TOKEN => self.progress_token(),
-            TRACEPARENT => self.known.traceparent.as_ref(),
-            TRACESTATE => self.known.tracestate.as_ref(),
-            _ => self.map().get(key),
+        match MetaMember::of(key) {
+            MetaMember::Other => self.map().get(key),
+            member => self.known.get(member),
         }
     }
 

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::call_params::member;
-use crate::model::meta_keys;
+use crate::jsonrpc::MetaMember;
 
 /// A request's `_meta` object, if its params carry one.
 pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
@@ -35,11 +35,11 @@ impl<'a> RequestMeta<'a> {
     pub(super) fn of(meta: &'a Map<String, Value>) -> Self {
         let mut found = RequestMeta::default();
         for (key, value) in meta {
-            let slot = match key.as_str() {
-                meta_keys::PROTOCOL_VERSION => &mut found.protocol_version,
-                meta_keys::CLIENT_CAPABILITIES => &mut found.client_capabilities,
-                meta_keys::LOG_LEVEL => &mut found.log_level,
-                meta_keys::PROGRESS_TOKEN => &mut found.progress_token,
+            let slot = match MetaMember::of(key) {
+                MetaMember::ProtocolVersion => &mut found.protocol_version,
+                MetaMember::ClientCapabilities => &mut found.client_capabilities,
+                MetaMember::LogLevel => &mut found.log_level,
+                MetaMember::ProgressToken => &mut found.progress_token,
                 _ => continue,
             };
             *slot = Some(value);
