@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::catalog::BoxFuture;
-use crate::jsonrpc::{ErrorCode, ErrorObject, RequestMeta};
+use crate::jsonrpc::{ClientCapabilities, ErrorCode, ErrorObject, RequestMeta};
 use crate::version::ProtocolVersion;
 
 /// Syslog severity of a `notifications/message` (RFC 5424 order, least severe first).
@@ -69,7 +69,7 @@ pub struct ToolContext {
     session_id: Option<Arc<str>>,
     version: ProtocolVersion,
     meta: Option<Arc<RequestMeta>>,
-    client_capabilities: Option<Arc<Value>>,
+    client_capabilities: Option<ClientCapabilities>,
     log_level: Option<LogLevel>,
     peer: Option<Arc<dyn Peer>>,
     input_responses: Option<Arc<Map<String, Value>>>,
@@ -126,7 +126,7 @@ impl ToolContext {
 
     /// Sets the client's capabilities.
     #[must_use]
-    pub fn with_client_capabilities(mut self, capabilities: Option<Arc<Value>>) -> Self {
+    pub fn with_client_capabilities(mut self, capabilities: Option<ClientCapabilities>) -> Self {
         self.client_capabilities = capabilities;
         self
     }
@@ -223,7 +223,7 @@ impl ToolContext {
     }
 
     /// The same, shared (for passing on without a copy).
-    pub fn shared_client_capabilities(&self) -> Option<Arc<Value>> {
+    pub fn shared_client_capabilities(&self) -> Option<ClientCapabilities> {
         self.client_capabilities.clone()
     }
 

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 mod meta;
 
 pub(crate) use meta::MetaMember;
-pub use meta::{RequestMeta, TRACEPARENT, TRACESTATE};
+pub use meta::{ClientCapabilities, RequestMeta, TRACEPARENT, TRACESTATE};
 
 /// The `jsonrpc` member every message must carry.
 pub const JSONRPC_VERSION: &str = "2.0";

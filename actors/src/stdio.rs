@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use actix::{Actor, Addr};
 use mcpd::catalog::CatalogEvent;
 use mcpd::context::{LogLevel, Peer};
-use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, RequestId};
+use mcpd::jsonrpc::{
+    self, ClientCapabilities, ErrorCode, ErrorObject, Incoming, Message, Outgoing, Rejection, RequestId,
+};
 use mcpd::server::{encode_answer, encode_batch, set_level_param, stdio_era, Interest, Method, Scope, Subscription};
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::{McpServer, ProtocolError};
@@ -41,7 +43,7 @@ impl Peer for StdioPeer {
 /// What the handshake established for this connection.
 struct Connection {
     version: Option<ProtocolVersion>,
-    client_capabilities: Option<Arc<Value>>,
+    client_capabilities: Option<ClientCapabilities>,
     log_level: Option<LogLevel>,
     peer: Arc<dyn Peer>,
     interest: Arc<Mutex<Interest>>,

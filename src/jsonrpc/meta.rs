@@ -14,7 +14,7 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -41,7 +41,7 @@ pub struct RequestMeta {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Known {
     protocol_version: Option<Value>,
-    client_capabilities: Option<Arc<Value>>,
+    client_capabilities: Option<ClientCapabilities>,
     log_level: Option<Value>,
     progress_token: Option<Value>,
     traceparent: Option<Value>,
@@ -100,7 +100,7 @@ impl Known {
         let slot = match member {
             MetaMember::ProtocolVersion => &mut self.protocol_version,
             MetaMember::ClientCapabilities => {
-                self.client_capabilities = Some(Arc::new(value));
+                self.client_capabilities = Some(ClientCapabilities::from(value));
                 return;
             }
             MetaMember::LogLevel => &mut self.log_level,
@@ -115,7 +115,7 @@ impl Known {
     fn get(&self, member: MetaMember) -> Option<&Value> {
         match member {
             MetaMember::ProtocolVersion => self.protocol_version.as_ref(),
-            MetaMember::ClientCapabilities => self.client_capabilities.as_deref(),
+            MetaMember::ClientCapabilities => self.client_capabilities.as_ref().map(ClientCapabilities::value),
             MetaMember::LogLevel => self.log_level.as_ref(),
             MetaMember::ProgressToken => self.progress_token.as_ref(),
             MetaMember::Traceparent => self.traceparent.as_ref(),
@@ -147,10 +147,17 @@ impl<'de> Deserialize<'de> for Known {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Known, A::Error> {
                 let mut known = Known::default();
                 while let Some(member) = map.next_key::<MetaMember>()? {
-                    if member == MetaMember::Other {
-                        map.next_value::<Skip>()?;
-                    } else {
-                        known.set(member, map.next_value()?);
+                    match member {
+                        MetaMember::Other => {
+                            map.next_value::<Skip>()?;
+                        }
+                        // Kept as text: checked, and whether it declares tasks noted, but not built.
+                        MetaMember::ClientCapabilities => {
+                            let text: &RawValue = map.next_value()?;
+                            let scan = serde_json::from_str::<Scan>(text.get()).map_err(A::Error::custom)?;
+                            known.client_capabilities = Some(ClientCapabilities::from_text(text.get(), scan));
+                        }
+                        member => known.set(member, map.next_value()?),
                     }
                 }
                 Ok(known)
@@ -162,45 +169,51 @@ impl<'de> Deserialize<'de> for Known {
 
 /// A member the runtime does not read, read through and dropped: checked exactly as it would be
 /// when read as a [`Value`] (strings decoded, escapes and numbers checked, nesting counted), but
-/// nothing built.
-struct Skip;
+/// nothing built. Notes only whether it was `null`.
+struct Skip {
+    null: bool,
+}
 
 impl<'de> Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skip, D::Error> {
-        struct SkipVisitor;
-        impl<'de> Visitor<'de> for SkipVisitor {
-            type Value = Skip;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_unit<E>(self) -> Result<Skip, E> {
-                Ok(Skip)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-                while seq.next_element::<Skip>()?.is_some() {}
-                Ok(Skip)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-                while map.next_entry::<Skip, Skip>()?.is_some() {}
-                Ok(Skip)
-            }
-        }
         deserializer.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+const SOME: Skip = Skip { null: false };
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(SOME)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(SOME)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(SOME)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(SOME)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(SOME)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip { null: true })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(SOME)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(SOME)
     }
 }
 
@@ -232,6 +245,229 @@ pub(super) fn nesting_depth(text: &str) -> usize {
     deepest
 }
 
+/// A client's declared capabilities, shared by a request's parse, its scope and its handler's
+/// context. Those a 2026-07-28 request declares in its `_meta` are kept as the text they arrived
+/// as (checked as a value would be) and parsed into a [`Value`] only when something reads them
+/// ([`ClientCapabilities::value`], or through `Deref`); whether they declare the tasks extension,
+/// which every `tools/call` asks, is noted while they are checked.
+#[derive(Clone)]
+pub struct ClientCapabilities(Arc<Declared>);
+
+struct Declared {
+    /// The text as received (a JSON value); `None` when made from a value.
+    text: Option<Box<str>>,
+    value: OnceLock<Value>,
+    is_object: bool,
+    declares_tasks: bool,
+}
+
+impl ClientCapabilities {
+    /// Capabilities kept as `text`, which [`Scan`] read without error.
+    fn from_text(text: &str, scan: Scan) -> ClientCapabilities {
+        if text == "{}" {
+            // Built for nothing: cheaper than a copy of the text.
+            return ClientCapabilities::from(Value::Object(Map::new()));
+        }
+        ClientCapabilities(Arc::new(Declared {
+            text: Some(text.into()),
+            value: OnceLock::new(),
+            is_object: scan.is_object,
+            declares_tasks: scan.declares_tasks,
+        }))
+    }
+
+    /// The capabilities as a JSON value (parsed on first use).
+    pub fn value(&self) -> &Value {
+        self.0.value.get_or_init(|| {
+            // The text was read as a JSON value already: it parses.
+            self.0.text.as_deref().and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default()
+        })
+    }
+
+    /// Whether they are a JSON object (as a request must declare them), without parsing them.
+    pub fn is_object(&self) -> bool {
+        self.0.is_object
+    }
+
+    /// Whether they declare the tasks extension ([`crate::tasks::declares_tasks`]), without
+    /// parsing them.
+    pub fn declares_tasks(&self) -> bool {
+        self.0.declares_tasks
+    }
+}
+
+impl From<Value> for ClientCapabilities {
+    fn from(value: Value) -> ClientCapabilities {
+        ClientCapabilities(Arc::new(Declared {
+            text: None,
+            is_object: value.is_object(),
+            declares_tasks: crate::tasks::declares_tasks(&value),
+            value: OnceLock::from(value),
+        }))
+    }
+}
+
+impl std::ops::Deref for ClientCapabilities {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl PartialEq for ClientCapabilities {
+    fn eq(&self, other: &ClientCapabilities) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl fmt::Debug for ClientCapabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.0.text, self.0.value.get()) {
+            (_, Some(value)) => value.fmt(f),
+            (Some(text), None) => f.write_str(text),
+            (None, None) => f.write_str("null"),
+        }
+    }
+}
+
+impl serde::Serialize for ClientCapabilities {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+/// Client capabilities read through as [`Skip`] reads a value (checked, nothing built), noting
+/// whether they are an object and declare the tasks extension: `extensions.<tasks>` present and
+/// not `null`, the last of a repeated key counting, as in a map.
+#[derive(Default)]
+struct Scan {
+    is_object: bool,
+    declares_tasks: bool,
+}
+
+impl<'de> Deserialize<'de> for Scan {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Scan, D::Error> {
+        struct ScanVisitor;
+        impl<'de> Visitor<'de> for ScanVisitor {
+            type Value = Scan;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scan, A::Error> {
+                let mut scan = Scan { is_object: true, declares_tasks: false };
+                while let Some(name) = map.next_key::<Name>()? {
+                    if name == Name::Extensions {
+                        scan.declares_tasks = map.next_value::<Extensions>()?.0;
+                    } else {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+                Ok(scan)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scan, A::Error> {
+                SkipVisitor.visit_seq(seq).map(|_| Scan::default())
+            }
+            fn visit_unit<E>(self) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Scan, E> {
+                Ok(Scan::default())
+            }
+        }
+        deserializer.deserialize_any(ScanVisitor)
+    }
+}
+
+/// A key [`Scan`] looks for: `extensions` in the capabilities, the tasks extension's name in
+/// `extensions`.
+#[derive(PartialEq, Eq)]
+enum Name {
+    Extensions,
+    Tasks,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name, D::Error> {
+        struct NameVisitor;
+        impl Visitor<'_> for NameVisitor {
+            type Value = Name;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Name, E> {
+                Ok(match key {
+                    "extensions" => Name::Extensions,
+                    crate::tasks::TASKS_EXTENSION => Name::Tasks,
+                    _ => Name::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(NameVisitor)
+    }
+}
+
+/// The capabilities' `extensions`, read through: whether it is an object with the tasks
+/// extension's name bound to anything but `null`.
+struct Extensions(bool);
+
+impl<'de> Deserialize<'de> for Extensions {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Extensions, D::Error> {
+        struct ExtensionsVisitor;
+        impl<'de> Visitor<'de> for ExtensionsVisitor {
+            type Value = Extensions;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Extensions, A::Error> {
+                let mut tasks = false;
+                while let Some(name) = map.next_key::<Name>()? {
+                    if name == Name::Tasks {
+                        tasks = !map.next_value::<Skip>()?.null;
+                    } else {
+                        map.next_value::<Skip>()?;
+                    }
+                }
+                Ok(Extensions(tasks))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Extensions, A::Error> {
+                SkipVisitor.visit_seq(seq).map(|_| Extensions(false))
+            }
+            fn visit_unit<E>(self) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Extensions, E> {
+                Ok(Extensions(false))
+            }
+        }
+        deserializer.deserialize_any(ExtensionsVisitor)
+    }
+}
+
 impl RequestMeta {
     /// A `_meta` object as received: `raw` must be the text of a JSON object (it is read once
     /// more, for the members the runtime reads).
@@ -255,7 +491,7 @@ impl RequestMeta {
     }
 
     /// `io.modelcontextprotocol/clientCapabilities` (shared: it becomes the request's context's).
-    pub fn client_capabilities(&self) -> Option<&Arc<Value>> {
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
         self.known.client_capabilities.as_ref()
     }
 
@@ -367,12 +603,61 @@ mod tests {
     #[test]
     fn what_a_value_refuses_is_refused_in_any_member() {
         for bad in [r#""\ud800""#, "1e400"] {
-            for key in ["own", "progressToken"] {
-                let text = format!(r#"{{"{key}":{bad}}}"#);
+            for key in ["own", "progressToken", "io.modelcontextprotocol/clientCapabilities"] {
+                let text = format!(r#"{{"{key}":{{"extensions":{{"x":[{bad}]}}}}}}"#);
                 assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
                 let raw = RawValue::from_string(text.clone());
                 assert!(raw.is_err() || RequestMeta::from_raw(raw.unwrap()).is_err(), "{text}");
             }
+        }
+    }
+
+    fn capabilities(text: &str) -> ClientCapabilities {
+        let meta = raw(&format!(r#"{{"io.modelcontextprotocol/clientCapabilities":{text}}}"#));
+        meta.client_capabilities().cloned().unwrap()
+    }
+
+    #[test]
+    fn declared_capabilities_are_parsed_only_when_read_and_read_as_a_value_would_be() {
+        let text = r#"{"elicitation":{"form":{}},"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
+        let declared = capabilities(text);
+        assert!(declared.is_object() && declared.declares_tasks());
+        assert!(declared.0.value.get().is_none(), "not parsed yet");
+        assert_eq!(declared.value(), &serde_json::from_str::<Value>(text).unwrap());
+        assert_eq!(declared["roots"]["listChanged"], json!(true), "read through Deref");
+        assert_eq!(declared, ClientCapabilities::from(serde_json::from_str::<Value>(text).unwrap()));
+    }
+
+    #[test]
+    fn whether_the_tasks_extension_is_declared_is_read_as_from_the_value() {
+        let cases = [
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":{"x":[1,{"y":null}]},"other":{}}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":false}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":null}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/tasks":null}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":null,"io.modelcontextprotocol/tasks":1}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":{}},"extensions":{}}"#,
+            r#"{"extensions":{},"extensions":{"io.modelcontextprotocol/tasks":"yes"}}"#,
+            r#"{"extensions":[{"io.modelcontextprotocol/tasks":{}}]}"#,
+            r#"{"extensions":"io.modelcontextprotocol/tasks"}"#,
+            r#"{"io.modelcontextprotocol/tasks":{}}"#,
+            r#"{"sampling":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#,
+            r#"{"tasks":{"requests":{"tools":{"call":{}}}}}"#,
+            r#"{}"#,
+            r#"[{"extensions":{"io.modelcontextprotocol/tasks":{}}}]"#,
+            r#""text""#,
+            "null",
+            "7",
+        ];
+        for text in cases {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let declared = capabilities(text);
+            assert_eq!(declared.declares_tasks(), crate::tasks::declares_tasks(&value), "{text}");
+            assert_eq!(declared.is_object(), value.is_object(), "{text}");
+            assert_eq!(declared.value(), &value, "{text}");
+            let made = ClientCapabilities::from(value);
+            assert_eq!((made.declares_tasks(), made.is_object()), (declared.declares_tasks(), declared.is_object()));
         }
     }
 

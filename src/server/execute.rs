@@ -188,7 +188,7 @@ impl McpServer {
                 let Some(service) = self.task_service() else {
                     return Err(ProtocolError::MethodNotFound { method: request.method });
                 };
-                if !scope.client_capabilities.as_deref().is_some_and(crate::tasks::declares_tasks) {
+                if !scope.client_capabilities.as_ref().is_some_and(crate::jsonrpc::ClientCapabilities::declares_tasks) {
                     return Err(crate::tasks::missing_extension());
                 }
                 let owner = scope.owner.clone().unwrap_or_else(|| Arc::from(super::ANONYMOUS_OWNER));

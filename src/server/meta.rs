@@ -22,8 +22,9 @@ pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String
 pub(super) struct RequestMeta<'a> {
     /// `io.modelcontextprotocol/protocolVersion`.
     pub(super) protocol_version: Option<&'a Value>,
-    /// `io.modelcontextprotocol/clientCapabilities`.
-    pub(super) client_capabilities: Option<&'a Value>,
+    /// Whether it carries `io.modelcontextprotocol/clientCapabilities` (those a request declares
+    /// are read where they are used, not here: see [`crate::jsonrpc::ClientCapabilities`]).
+    pub(super) has_client_capabilities: bool,
     /// `io.modelcontextprotocol/logLevel`.
     pub(super) log_level: Option<&'a Value>,
     /// `progressToken`.
@@ -37,7 +38,10 @@ impl<'a> RequestMeta<'a> {
         for (key, value) in meta {
             let slot = match MetaMember::of(key) {
                 MetaMember::ProtocolVersion => &mut found.protocol_version,
-                MetaMember::ClientCapabilities => &mut found.client_capabilities,
+                MetaMember::ClientCapabilities => {
+                    found.has_client_capabilities = true;
+                    continue;
+                }
                 MetaMember::LogLevel => &mut found.log_level,
                 MetaMember::ProgressToken => &mut found.progress_token,
                 _ => continue,
@@ -56,7 +60,7 @@ impl<'a> RequestMeta<'a> {
     pub(super) fn of_request(meta: Option<&'a crate::jsonrpc::RequestMeta>) -> Option<Self> {
         meta.map(|meta| RequestMeta {
             protocol_version: meta.protocol_version(),
-            client_capabilities: meta.client_capabilities().map(|c| &**c),
+            has_client_capabilities: meta.client_capabilities().is_some(),
             log_level: meta.log_level(),
             progress_token: meta.progress_token(),
         })
@@ -79,12 +83,12 @@ mod tests {
         }});
         let meta = RequestMeta::of_params(params.as_object()).expect("params carry _meta");
         assert_eq!(meta.protocol_version, Some(&json!("2026-07-28")));
-        assert_eq!(meta.client_capabilities, Some(&json!({})));
+        assert!(meta.has_client_capabilities);
         assert_eq!(meta.log_level, Some(&json!("info")));
         assert_eq!(meta.progress_token, Some(&json!(5)));
         let bare = json!({"_meta": {"progressToken": 1}});
         let meta = RequestMeta::of_params(bare.as_object()).expect("params carry _meta");
-        assert!(meta.protocol_version.is_none() && meta.client_capabilities.is_none() && meta.log_level.is_none());
+        assert!(meta.protocol_version.is_none() && !meta.has_client_capabilities && meta.log_level.is_none());
         assert!(RequestMeta::of_params(json!({"_meta": 1}).as_object()).is_none());
         assert!(RequestMeta::of_params(None).is_none());
     }

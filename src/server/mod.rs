@@ -51,6 +51,7 @@ use serde_json::{json, Map, Value};
 use crate::catalog::{Catalog, LiveCatalog};
 use crate::context::LogLevel;
 use crate::error::ProtocolError;
+use crate::jsonrpc::ClientCapabilities;
 use crate::model::{meta_keys, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability};
 use crate::mrtr::{StateSealer, DEFAULT_STATE_LIFETIME};
 use crate::version::ProtocolVersion;
@@ -61,7 +62,7 @@ pub struct Handshake {
     /// The negotiated revision.
     pub version: ProtocolVersion,
     /// The client's declared capabilities.
-    pub client_capabilities: Arc<Value>,
+    pub client_capabilities: ClientCapabilities,
     /// The client's name and version, if it sent them.
     pub client_info: Option<Value>,
     /// The result to send.
@@ -198,7 +199,7 @@ impl McpServer {
         if let Some(instructions) = &self.options.instructions {
             result["instructions"] = json!(instructions);
         }
-        Ok(Handshake { version, client_capabilities: Arc::new(client_capabilities), client_info, result })
+        Ok(Handshake { version, client_capabilities: client_capabilities.into(), client_info, result })
     }
 
     /// The `server/discover` result.

@@ -12,9 +12,9 @@ use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService, 
 use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry, ToolError};
 use crate::error::ProtocolError;
-use crate::jsonrpc::RequestMeta;
+use crate::jsonrpc::{ClientCapabilities, RequestMeta};
 use crate::model::CallToolResult;
-use crate::tasks::{declares_tasks, missing_extension, TaskSupport};
+use crate::tasks::{missing_extension, TaskSupport};
 use crate::version::Era;
 use std::sync::Arc;
 
@@ -112,7 +112,7 @@ impl McpServer {
         if support == TaskSupport::Forbidden {
             return Ok(None);
         }
-        if !scope.client_capabilities.as_deref().is_some_and(declares_tasks) {
+        if !scope.client_capabilities.as_ref().is_some_and(ClientCapabilities::declares_tasks) {
             return match support {
                 TaskSupport::Required => Err(missing_extension()),
                 _ => Ok(None),

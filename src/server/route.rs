@@ -18,7 +18,7 @@ pub fn http_era(request: &Request, header_version: Option<&str>) -> Era {
 
 /// [`http_era`] of a request's or a notification's `_meta`.
 fn era_over_http(meta: Option<RequestMeta<'_>>, header_version: Option<&str>) -> Era {
-    let has_modern_meta = meta.is_some_and(|m| m.protocol_version.is_some() || m.client_capabilities.is_some());
+    let has_modern_meta = meta.is_some_and(|m| m.protocol_version.is_some() || m.has_client_capabilities);
     let header_is_stateless = header_version.map(str::trim) == Some(ProtocolVersion::STATELESS.as_str());
     if has_modern_meta || header_is_stateless {
         Era::Stateless

@@ -4,13 +4,11 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::stateless::StatelessRequest;
 use crate::auth::scopes::Access;
 use crate::catalog::Catalog;
 use crate::context::{LogLevel, Peer, ToolContext};
-use crate::jsonrpc::RequestMeta;
+use crate::jsonrpc::{ClientCapabilities, RequestMeta};
 use crate::version::ProtocolVersion;
 
 /// The facts about one request that the transport established.
@@ -21,7 +19,7 @@ pub struct Scope {
     /// Its session, if any.
     pub session_id: Option<Arc<str>>,
     /// The client's capabilities.
-    pub client_capabilities: Option<Arc<Value>>,
+    pub client_capabilities: Option<ClientCapabilities>,
     /// The log level in force.
     pub log_level: Option<LogLevel>,
     /// The way back to the client.

@@ -15,7 +15,7 @@ use crate::catalog::Catalog;
 use crate::context::LogLevel;
 use crate::error::ProtocolError;
 use crate::headers;
-use crate::jsonrpc::Request;
+use crate::jsonrpc::{ClientCapabilities, Request};
 use crate::model::meta_keys;
 use crate::version::ProtocolVersion;
 
@@ -74,7 +74,7 @@ pub struct StatelessRequest {
     /// Its method.
     pub method: Method,
     /// Its declared client capabilities.
-    pub client_capabilities: Arc<Value>,
+    pub client_capabilities: ClientCapabilities,
     /// The log level it asked for, if any.
     pub log_level: Option<LogLevel>,
     /// Whether its `_meta` carries a `progressToken`.
@@ -123,7 +123,7 @@ impl McpServer {
 /// What a stateless request's `_meta` declared.
 #[derive(Debug)]
 struct Declared {
-    client_capabilities: Arc<Value>,
+    client_capabilities: ClientCapabilities,
     log_level: Option<LogLevel>,
     wants_progress: bool,
 }

@@ -184,7 +184,7 @@ mod tests {
     use serde_json::json;
 
     fn context(capabilities: Value) -> ToolContext {
-        ToolContext::new(ProtocolVersion::STATELESS).with_client_capabilities(Some(Arc::new(capabilities)))
+        ToolContext::new(ProtocolVersion::STATELESS).with_client_capabilities(Some(capabilities.into()))
     }
 
     #[test]

@@ -15,7 +15,9 @@ use std::sync::{Arc, LazyLock};
 use futures_util::FutureExt as _;
 use mcpd::catalog::Catalog;
 use mcpd::context::{LogLevel, Peer};
-use mcpd::jsonrpc::{self, ErrorObject, Incoming, Message, Outgoing, Rejection, Request, RequestId};
+use mcpd::jsonrpc::{
+    self, ClientCapabilities, ErrorObject, Incoming, Message, Outgoing, Rejection, Request, RequestId,
+};
 use mcpd::model::{
     CallToolResult, ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, Tool,
@@ -303,7 +305,7 @@ enum Transport {
 #[derive(Debug)]
 pub(crate) struct Connection {
     version: Option<ProtocolVersion>,
-    client_capabilities: Option<Arc<Value>>,
+    client_capabilities: Option<ClientCapabilities>,
     log_level: Option<LogLevel>,
     interest: Interest,
 }
@@ -317,7 +319,7 @@ impl Default for Connection {
 impl Connection {
     /// A streamable-HTTP session that negotiated `version` (and elicitation).
     fn session(version: ProtocolVersion) -> Self {
-        let client_capabilities = Some(Arc::new(json!({"elicitation": {}})));
+        let client_capabilities = Some(json!({"elicitation": {}}).into());
         Connection { version: Some(version), client_capabilities, ..Connection::default() }
     }
 

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use mcpd::client::request::accept_with_defaults;
-use mcpd::jsonrpc::{ErrorCode, ErrorObject};
+use mcpd::jsonrpc::{ClientCapabilities, ErrorCode, ErrorObject};
 use serde_json::{json, Map, Value};
 
 /// A handler's future (it runs on the connection's thread; it need not be `Send`).
@@ -145,7 +145,7 @@ pub struct CallHandlers {
     /// instead of the link's — a gateway passes on what its caller can be asked, with the
     /// caller's own sub-capabilities, so that the remote asks only what will be answered.
     /// `None`: the link's.
-    pub capabilities: Option<Arc<Value>>,
+    pub capabilities: Option<ClientCapabilities>,
 }
 
 impl fmt::Debug for CallHandlers {

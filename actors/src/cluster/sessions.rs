@@ -251,7 +251,7 @@ impl SharedSessions {
             }
         }
         let Some(version) = version else { return Ok(None) };
-        let client_capabilities = Arc::new(caps.unwrap_or_else(|| json!({})));
+        let client_capabilities = caps.unwrap_or_else(|| json!({})).into();
         Ok(Some(SessionRecord { negotiated: Negotiated { version, client_capabilities }, log_level, subscriptions }))
     }
 

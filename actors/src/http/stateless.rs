@@ -14,10 +14,9 @@ use actix_web::HttpResponse;
 use mcpd::auth::scopes::Access;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::Peer;
-use mcpd::jsonrpc::{self, Request};
+use mcpd::jsonrpc::{self, ClientCapabilities, Request};
 use mcpd::model::meta_keys;
 use mcpd::server::{HttpHeaders, Interest, Method, Scope};
-use mcpd::tasks::declares_tasks;
 use mcpd::version::Era;
 use serde_json::{json, Map, Value};
 
@@ -97,14 +96,14 @@ pub(super) async fn serve(
 /// `tasks/*` and for calls that opted into tasks, so other requests pay nothing for it.
 fn task_owner(
     method: Method,
-    capabilities: &Value,
+    capabilities: &ClientCapabilities,
     headers: &HttpHeaders<'_>,
     state: &AppState,
     access: Option<&Access>,
 ) -> Option<Arc<str>> {
     state.tasks.as_ref()?;
     let relevant =
-        method.is_tasks() || method == Method::Listen || (method == Method::ToolsCall && declares_tasks(capabilities));
+        method.is_tasks() || method == Method::Listen || (method == Method::ToolsCall && capabilities.declares_tasks());
     if !relevant {
         return None;
     }
@@ -123,7 +122,7 @@ fn caller_identity(headers: &HttpHeaders<'_>, state: &AppState, access: Option<&
 /// when the request did not declare the extension; only the caller's own tasks are accepted.
 async fn task_listen(
     request: &Request,
-    capabilities: &Value,
+    capabilities: &ClientCapabilities,
     headers: &HttpHeaders<'_>,
     state: &AppState,
     access: Option<&Access>,
@@ -136,7 +135,7 @@ async fn task_listen(
         .and_then(Value::as_array);
     let Some(asked) = asked else { return Ok(None) };
     let Some(tasks) = state.tasks.clone() else { return Ok(None) };
-    if !declares_tasks(capabilities) {
+    if !capabilities.declares_tasks() {
         return Err(mcpd::tasks::missing_extension());
     }
     let owner = caller_identity(headers, state, access);

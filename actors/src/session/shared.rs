@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mcpd::catalog::BoxFuture;
 use mcpd::context::{LogLevel, Peer};
-use mcpd::jsonrpc::{self, ErrorCode, ErrorObject, RequestId};
+use mcpd::jsonrpc::{self, ClientCapabilities, ErrorCode, ErrorObject, RequestId};
 use mcpd::version::ProtocolVersion;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -63,7 +63,7 @@ pub(crate) struct Negotiated {
     /// The revision.
     pub version: ProtocolVersion,
     /// The client's capabilities.
-    pub client_capabilities: Arc<Value>,
+    pub client_capabilities: ClientCapabilities,
 }
 
 type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;

@@ -740,7 +740,7 @@ fn pass_through(ctx: &ToolContext) -> CallHandlers {
         // What a stateless remote is told this call's client can be asked: the caller's own
         // declarations (the link passes on those of elicitation, sampling and roots, the
         // requests forwarded here), nothing it did not declare.
-        capabilities: Some(ctx.shared_client_capabilities().unwrap_or_else(|| Arc::new(json!({})))),
+        capabilities: Some(ctx.shared_client_capabilities().unwrap_or_else(|| json!({}).into())),
     }
 }
 
