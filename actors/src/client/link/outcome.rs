@@ -141,10 +141,8 @@ impl<'de> Deserialize<'de> for Passed {
                             }
                         }
                         Member::ResultType | Member::Other => {
-                            if let Value::String(kind) = members.next_value::<Value>()? {
-                                if kind == "input_required" || kind == "task" {
-                                    return Err(A::Error::custom("the result is not complete"));
-                                }
+                            if members.next_value::<Unfinished>()?.0 {
+                                return Err(A::Error::custom("the result is not complete"));
                             }
                         }
                     }
@@ -153,6 +151,50 @@ impl<'de> Deserialize<'de> for Passed {
             }
         }
         deserializer.deserialize_map(Members)
+    }
+}
+
+/// A `resultType` (or another member's value), read without building a string: whether it is
+/// one the caller must act on (`input_required`, `task`); any other value, of any type, is not.
+struct Unfinished(bool);
+
+impl<'de> Deserialize<'de> for Unfinished {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Kind;
+        impl<'de> Visitor<'de> for Kind {
+            type Value = Unfinished;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, kind: &str) -> Result<Unfinished, E> {
+                Ok(Unfinished(kind == "input_required" || kind == "task"))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Unfinished, E> {
+                Ok(Unfinished(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Unfinished, E> {
+                Ok(Unfinished(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Unfinished, E> {
+                Ok(Unfinished(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Unfinished, E> {
+                Ok(Unfinished(false))
+            }
+            fn visit_unit<E>(self) -> Result<Unfinished, E> {
+                Ok(Unfinished(false))
+            }
+            // Read as values (and dropped): what a value refuses is refused here too.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unfinished, A::Error> {
+                while seq.next_element::<Value>()?.is_some() {}
+                Ok(Unfinished(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unfinished, A::Error> {
+                while map.next_entry::<String, Value>()?.is_some() {}
+                Ok(Unfinished(false))
+            }
+        }
+        deserializer.deserialize_any(Kind)
     }
 }
 
@@ -191,6 +233,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":null,"isError":null,"structuredContent":null,"_meta":5}}"#,
             r#"{"jsonrpc":"2.0","id":7,"result":{"\u0063ontent":[],"resultType":7}}"#,
             r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":{"k":[1,"task"]},"x":["task",{"y":"input_required"}]}}"#,
         ];
         for body in usual {
             let passed = passed_result(body.as_bytes(), &id).unwrap_or_else(|| panic!("read straight: {body}"));
@@ -225,6 +268,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#,
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"result":{}}"#,
             "<html>",
+            // What a value refuses, in a resultType.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":{"k":[1e400]}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"resultType":["\ud800"]}}"#,
         ];
         for body in others {
             assert_eq!(passed_result(body.as_bytes(), &id), None, "{body}");
