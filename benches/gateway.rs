@@ -11,6 +11,12 @@
 //! (caller and both servers). Figures are written to
 //! `target/bench/gateway.json`. A gateway call is two HTTP exchanges where the direct call is
 //! one, on the same two cores, so about 0.5× direct is the ceiling.
+//!
+//! `MCPD_BENCH_HOP=forward` puts a probe in the gateway's place: an actix-web server (one
+//! worker) that forwards each request's bytes to the remote over a keep-alive connection of its
+//! own and answers the remote's bytes, parsing no JSON — what any hop on this server stack
+//! costs, MCP work aside. Its ratio is this bench's ceiling on this machine for a gateway built
+//! on actix-web.
 
 #![allow(clippy::expect_used, reason = "a bench that cannot start its servers stops with the reason")]
 
@@ -74,11 +80,13 @@ fn start_server(gateway_to: Option<u16>) -> u16 {
 fn main() {
     let s = &settings();
     let remote = start_server(None);
-    let gateway = start_server(Some(remote));
+    let forward = std::env::var("MCPD_BENCH_HOP").is_ok_and(|v| v == "forward");
+    let gateway = if forward { start_forwarder(remote) } else { start_server(Some(remote)) };
+    let tool = if forward { "echo" } else { "remote__echo" };
     let results = actix_rt::System::new().block_on(async move {
         let http = awc::Client::builder().timeout(Duration::from_secs(30)).finish();
         let direct = stateless_echo(&http, format!("http://127.0.0.1:{remote}/mcp"), "echo");
-        let through = stateless_echo(&http, format!("http://127.0.0.1:{gateway}/mcp"), "remote__echo");
+        let through = stateless_echo(&http, format!("http://127.0.0.1:{gateway}/mcp"), tool);
         assert!(direct().await, "the direct call failed");
         assert!(through().await, "the gateway call failed");
         compare(s, KEYS, direct, through).await
@@ -87,4 +95,84 @@ fn main() {
     if errors > 0 {
         std::process::exit(1);
     }
+}
+
+/// The probe (MCPD_BENCH_HOP=forward): an actix-web server (one worker) that forwards each POST
+/// body, byte for byte, to the remote over a keep-alive connection of its own and answers the
+/// remote's body — a hop that parses no JSON. Returns its port.
+fn start_forwarder(remote: u16) -> u16 {
+    use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+    use std::cell::RefCell;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+    thread_local! { static IDLE: RefCell<Vec<TcpStream>> = const { RefCell::new(Vec::new()) }; }
+    async fn exchange(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::io::Result<bytes::Bytes> {
+        let mut out = Vec::with_capacity(head.len() + body.len());
+        out.extend_from_slice(head);
+        out.extend_from_slice(body);
+        stream.write_all(&out).await?;
+        let mut buf = Vec::with_capacity(1024);
+        loop {
+            let mut chunk = [0u8; 4096];
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = std::str::from_utf8(&buf[..end]).unwrap_or("").to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < end + 4 + length {
+                    let n = stream.read(&mut chunk).await?;
+                    if n == 0 {
+                        return Err(std::io::ErrorKind::UnexpectedEof.into());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                return Ok(bytes::Bytes::copy_from_slice(&buf[end + 4..end + 4 + length]));
+            }
+        }
+    }
+    async fn forward(request: HttpRequest, body: web::Bytes, remote: web::Data<u16>) -> HttpResponse {
+        let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {}\r\nmcp-method: {}\r\nmcp-name: {}\r\ncontent-length: {}\r\n\r\n",
+            remote.get_ref(), header("mcp-protocol-version"), header("mcp-method"), header("mcp-name"), body.len()
+        );
+        let mut stream = match IDLE.with(|idle| idle.borrow_mut().pop()) {
+            Some(stream) => stream,
+            None => match TcpStream::connect(("127.0.0.1", *remote.get_ref())).await {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
+                Err(e) => return HttpResponse::BadGateway().body(e.to_string()),
+            },
+        };
+        match exchange(&mut stream, head.as_bytes(), &body).await {
+            Ok(answer) => {
+                IDLE.with(|idle| idle.borrow_mut().push(stream));
+                HttpResponse::Ok().content_type("application/json").body(answer)
+            }
+            Err(e) => HttpResponse::BadGateway().body(e.to_string()),
+        }
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        actix_rt::System::new().block_on(async move {
+            let server = HttpServer::new(move || {
+                App::new().app_data(web::Data::new(remote)).route("/mcp", web::post().to(forward))
+            })
+            .workers(1)
+            .bind(("127.0.0.1", 0))
+            .expect("the forwarder binds");
+            tx.send(server.addrs()[0].port()).expect("port sent");
+            server.run().await.expect("the forwarder runs");
+        });
+    });
+    rx.recv().expect("forwarder port")
 }
