@@ -1,6 +1,7 @@
 """Sends N keep-alive POST /mcp requests of one wire (stateless | legacy) to 127.0.0.1:PORT and checks
 each answer. usage: drive.py WIRE PORT N [TOOL] (TOOL: an echo tool's name, default echo;
-MCPD_PERF_TOKEN set: sent as a bearer token)
+MCPD_PERF_TOKEN set: sent as a bearer token; MCPD_PERF_CAPS set: the client capabilities a
+stateless request declares, as JSON text, instead of {})
 
 Each request goes out in one write, head and body together, as HTTP clients such as awc, undici
 or curl send a small request (Python's http.client writes them apart, which costs the server an
@@ -8,7 +9,7 @@ extra read and parse attempt per request and would be counted against it)."""
 import os, socket, sys
 kind, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tool = sys.argv[4] if len(sys.argv) > 4 else "echo"
-STATELESS = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' % tool
+STATELESS = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}' % (tool, os.environ.get("MCPD_PERF_CAPS", "{}"))
 LEGACY = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{"text":"hello"}}}' % tool
 h = {"Host": "127.0.0.1:%d" % port, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 if kind == "legacy":
