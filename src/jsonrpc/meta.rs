@@ -14,7 +14,7 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use serde::de::{Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -154,8 +154,9 @@ impl<'de> Deserialize<'de> for Known {
                         // Kept as text: checked, and whether it declares tasks noted, but not built.
                         MetaMember::ClientCapabilities => {
                             let text: &RawValue = map.next_value()?;
-                            let scan = serde_json::from_str::<Scan>(text.get()).map_err(A::Error::custom)?;
-                            known.client_capabilities = Some(ClientCapabilities::from_text(text.get(), scan));
+                            let mut reader = serde_json::Deserializer::from_str(text.get());
+                            let found = Path(&TASKS_PATH).deserialize(&mut reader).map_err(A::Error::custom)?;
+                            known.client_capabilities = Some(ClientCapabilities::from_text(text.get(), found));
                         }
                         member => known.set(member, map.next_value()?),
                     }
@@ -169,10 +170,8 @@ impl<'de> Deserialize<'de> for Known {
 
 /// A member the runtime does not read, read through and dropped: checked exactly as it would be
 /// when read as a [`Value`] (strings decoded, escapes and numbers checked, nesting counted), but
-/// nothing built. Notes only whether it was `null`.
-struct Skip {
-    null: bool,
-}
+/// nothing built.
+struct Skip;
 
 impl<'de> Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skip, D::Error> {
@@ -180,9 +179,8 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
+/// [`Skip`]'s visitor (also [`Path`]'s for what is off its path).
 struct SkipVisitor;
-
-const SOME: Skip = Skip { null: false };
 
 impl<'de> Visitor<'de> for SkipVisitor {
     type Value = Skip;
@@ -190,30 +188,30 @@ impl<'de> Visitor<'de> for SkipVisitor {
         f.write_str("any JSON value")
     }
     fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip { null: true })
+        Ok(Skip)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
         while seq.next_element::<Skip>()?.is_some() {}
-        Ok(SOME)
+        Ok(Skip)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
         while map.next_entry::<Skip, Skip>()?.is_some() {}
-        Ok(SOME)
+        Ok(Skip)
     }
 }
 
@@ -262,8 +260,8 @@ struct Declared {
 }
 
 impl ClientCapabilities {
-    /// Capabilities kept as `text`, which [`Scan`] read without error.
-    fn from_text(text: &str, scan: Scan) -> ClientCapabilities {
+    /// Capabilities kept as `text`, which [`Path`] read without error, finding `found`.
+    fn from_text(text: &str, found: Found) -> ClientCapabilities {
         if text == "{}" {
             // Built for nothing: cheaper than a copy of the text.
             return ClientCapabilities::from(Value::Object(Map::new()));
@@ -271,8 +269,8 @@ impl ClientCapabilities {
         ClientCapabilities(Arc::new(Declared {
             text: Some(text.into()),
             value: OnceLock::new(),
-            is_object: scan.is_object,
-            declares_tasks: scan.declares_tasks,
+            is_object: found.object,
+            declares_tasks: found.present,
         }))
     }
 
@@ -336,135 +334,98 @@ impl serde::Serialize for ClientCapabilities {
     }
 }
 
-/// Client capabilities read through as [`Skip`] reads a value (checked, nothing built), noting
-/// whether they are an object and declare the tasks extension: `extensions.<tasks>` present and
-/// not `null`, the last of a repeated key counting, as in a map.
+/// What [`Path`] found in a value it read through.
 #[derive(Default)]
-struct Scan {
-    is_object: bool,
-    declares_tasks: bool,
+struct Found {
+    /// The value is an object.
+    object: bool,
+    /// The path leads to a member that is not `null` (the last of a repeated key counting, as in
+    /// a map).
+    present: bool,
 }
 
-impl<'de> Deserialize<'de> for Scan {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Scan, D::Error> {
-        struct ScanVisitor;
-        impl<'de> Visitor<'de> for ScanVisitor {
-            type Value = Scan;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scan, A::Error> {
-                let mut scan = Scan { is_object: true, declares_tasks: false };
-                while let Some(name) = map.next_key::<Name>()? {
-                    if name == Name::Extensions {
-                        scan.declares_tasks = map.next_value::<Extensions>()?.0;
-                    } else {
-                        map.next_value::<Skip>()?;
-                    }
-                }
-                Ok(scan)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Scan, A::Error> {
-                SkipVisitor.visit_seq(seq).map(|_| Scan::default())
-            }
-            fn visit_unit<E>(self) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Scan, E> {
-                Ok(Scan::default())
-            }
-        }
-        deserializer.deserialize_any(ScanVisitor)
+/// The path of the tasks extension in client capabilities.
+const TASKS_PATH: [&str; 2] = ["extensions", crate::tasks::TASKS_EXTENSION];
+
+/// Reads a value through as [`Skip`] does (checked as a value would be, nothing built) and finds
+/// whether a path of keys leads to a member that is not `null` in it.
+struct Path<'p>(&'p [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Path<'_> {
+    type Value = Found;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Found, D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-/// A key [`Scan`] looks for: `extensions` in the capabilities, the tasks extension's name in
-/// `extensions`.
-#[derive(PartialEq, Eq)]
-enum Name {
-    Extensions,
-    Tasks,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Name {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name, D::Error> {
-        struct NameVisitor;
-        impl Visitor<'_> for NameVisitor {
-            type Value = Name;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<Name, E> {
-                Ok(match key {
-                    "extensions" => Name::Extensions,
-                    crate::tasks::TASKS_EXTENSION => Name::Tasks,
-                    _ => Name::Other,
-                })
+impl<'de> Visitor<'de> for Path<'_> {
+    type Value = Found;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Found, A::Error> {
+        let mut found = Found { object: true, present: self.0.is_empty() };
+        let Some((first, rest)) = self.0.split_first() else {
+            SkipVisitor.visit_map(map)?;
+            return Ok(found);
+        };
+        while let Some(on_path) = map.next_key_seed(KeyIs(first))? {
+            if on_path {
+                found.present = map.next_value_seed(Path(rest))?.present;
+            } else {
+                map.next_value::<Skip>()?;
             }
         }
-        deserializer.deserialize_identifier(NameVisitor)
+        Ok(found)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Found, A::Error> {
+        SkipVisitor.visit_seq(seq)?;
+        Ok(self.scalar())
+    }
+    fn visit_unit<E>(self) -> Result<Found, E> {
+        Ok(Found::default())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Found, E> {
+        Ok(self.scalar())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Found, E> {
+        Ok(self.scalar())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Found, E> {
+        Ok(self.scalar())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Found, E> {
+        Ok(self.scalar())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Found, E> {
+        Ok(self.scalar())
     }
 }
 
-/// The capabilities' `extensions`, read through: whether it is an object with the tasks
-/// extension's name bound to anything but `null`.
-struct Extensions(bool);
+impl Path<'_> {
+    /// A value that is neither an object nor `null`, read: present when the path ends here.
+    fn scalar(&self) -> Found {
+        Found { object: false, present: self.0.is_empty() }
+    }
+}
 
-impl<'de> Deserialize<'de> for Extensions {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Extensions, D::Error> {
-        struct ExtensionsVisitor;
-        impl<'de> Visitor<'de> for ExtensionsVisitor {
-            type Value = Extensions;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Extensions, A::Error> {
-                let mut tasks = false;
-                while let Some(name) = map.next_key::<Name>()? {
-                    if name == Name::Tasks {
-                        tasks = !map.next_value::<Skip>()?.null;
-                    } else {
-                        map.next_value::<Skip>()?;
-                    }
-                }
-                Ok(Extensions(tasks))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Extensions, A::Error> {
-                SkipVisitor.visit_seq(seq).map(|_| Extensions(false))
-            }
-            fn visit_unit<E>(self) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Extensions, E> {
-                Ok(Extensions(false))
-            }
-        }
-        deserializer.deserialize_any(ExtensionsVisitor)
+/// Reads a member name: whether it is this one (compared in place, not copied).
+struct KeyIs<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl Visitor<'_> for KeyIs<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
     }
 }
 
@@ -634,6 +595,8 @@ mod tests {
             r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#,
             r#"{"extensions":{"io.modelcontextprotocol/tasks":{"x":[1,{"y":null}]},"other":{}}}"#,
             r#"{"extensions":{"io.modelcontextprotocol/tasks":false}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":[]}}"#,
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":"x"},"extensions":null}"#,
             r#"{"extensions":{"io.modelcontextprotocol/tasks":null}}"#,
             r#"{"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/tasks":null}}"#,
             r#"{"extensions":{"io.modelcontextprotocol/tasks":null,"io.modelcontextprotocol/tasks":1}}"#,
