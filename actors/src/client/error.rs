@@ -121,7 +121,9 @@ impl ClientError {
         match self {
             ClientError::Timeout(_) => "timeout",
             ClientError::Transport(_) => "connect",
-            ClientError::Http { status: 401 | 403, .. } | ClientError::Auth(_) => "auth",
+            ClientError::Http { status: 401 | 403, .. }
+            | ClientError::Rpc { http_status: 401 | 403, .. }
+            | ClientError::Auth(_) => "auth",
             ClientError::Http { .. } => "http",
             ClientError::Rpc { .. } => "rpc",
             ClientError::Protocol(_) | ClientError::Limit(_) => "protocol",
@@ -131,6 +133,13 @@ impl ClientError {
             ClientError::Task { .. } => "task",
             ClientError::Internal(_) => "internal",
         }
+    }
+
+    /// Whether the server refused the request as unauthorized (`401`) or forbidden (`403`),
+    /// whatever the body said: a JSON-RPC error, an OAuth error (`{"error": "invalid_token"}`),
+    /// or nothing.
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, ClientError::Http { status: 401 | 403, .. } | ClientError::Rpc { http_status: 401 | 403, .. })
     }
 
     /// A JSON-RPC error object as a client error (its message cut after 1000 characters).

@@ -552,8 +552,9 @@ impl ClientManager {
         };
         let outcome = call.await;
         match (outcome, retry) {
-            // With OAuth the connection answers a 401 and the call is sent again through it.
-            (Err(ClientError::Http { status: 401 | 403, .. }), Some((arguments, extras))) => {
+            // With OAuth the connection answers a 401 and the call is sent again through it
+            // (whatever the refusal's body: a JSON-RPC error, an OAuth error, nothing).
+            (Err(error), Some((arguments, extras))) if error.is_unauthorized() => {
                 Box::pin(self.call_on_connection(id, tool, arguments, extras)).await.map(Passed::Raw)
             }
             (Ok(Passed::Raw(result)), _) => self.named(id, Ok(result)).map(Passed::Raw),

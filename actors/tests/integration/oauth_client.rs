@@ -10,7 +10,7 @@
 //! fits these cases: each needs a server that misbehaves or counts in a particular way.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,13 +18,15 @@ use actix::{Actor as _, Addr};
 use mcpd::model::Implementation;
 use mcpd::version::ProtocolVersion;
 use mcpd_actors::client::oauth::{
-    AuthError, CredentialStore, Credentials, Grant, HeadlessAgent, MemoryStore, OAuthConfig, Registration,
+    AuthError, CredentialStore, Credentials, FileStore, Grant, HeadlessAgent, MemoryStore, OAuthConfig, Registration,
 };
 use mcpd_actors::client::{CallTool, ClientConnection, ClientError, ClientHandlers, LinkConfig, ListTools};
 use mcpd_actors::ActorCounts;
 use serde_json::{json, Map};
 
+use crate::support::eventually::eventually_blocking;
 use crate::support::mock_http::{MockServer, Recorded, Reply};
+use crate::support::process::{self, HttpChild};
 
 const TEST_BOUND: Duration = Duration::from_secs(40);
 
@@ -348,4 +350,99 @@ async fn concurrent_requests_share_one_authorization() {
         assert_eq!(with_token, 4, "every call retried once with the one token");
     })
     .await;
+}
+
+/// The tools/call requests `server` received: each one's bearer token (`-` for none).
+fn call_bearers(server: &MockServer) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.rpc_method().as_deref() == Some("tools/call"))
+        .map(|r| r.header("authorization").unwrap_or("-").to_owned())
+        .collect()
+}
+
+/// A stateless `tools/call` of `tool` through the gateway `child`: its result's text, or what
+/// came back instead.
+fn call_through(child: &HttpChild, tool: &str) -> Result<String, String> {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    let (code, _, answer) = process::http(child.port, "POST", "/mcp", &headers, &body.to_string());
+    let answer: serde_json::Value = serde_json::from_str(&answer).map_err(|_| format!("{code}: {answer}"))?;
+    match answer["result"]["content"][0]["text"].as_str() {
+        Some(text) if answer["result"]["isError"] != true => Ok(text.to_owned()),
+        _ => Err(format!("{code}: {answer}")),
+    }
+}
+
+/// A gateway's call runs on its worker thread's own link to the remote. When the remote starts
+/// asking for a token, the call that was refused with `401` is sent again through the remote's
+/// connection, which answers the `401` with the stored token; the worker's link then carries
+/// that token on the next call without being refused first. No token is requested: the stored
+/// one is used.
+#[test]
+fn a_gateway_call_refused_with_401_is_sent_again_with_the_stored_token() {
+    // The refusal's body: an OAuth error (RFC 6750), or a JSON-RPC error as mcpd's own.
+    for refusal in [unauthorized, unauthorized_rpc] {
+        refused_gateway_call_is_sent_again(refusal);
+    }
+}
+
+/// `401` with a bare Bearer challenge and a JSON-RPC error for its body.
+fn unauthorized_rpc() -> Reply {
+    Reply::json(401, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "Unauthorized"}}))
+        .with_header("WWW-Authenticate", r#"Bearer error="invalid_token""#)
+}
+
+fn refused_gateway_call_is_sent_again(refusal: fn() -> Reply) {
+    let auth = AuthServer::start(Issuing { expires_in: 3600, refresh: false });
+    let demand = Arc::new(AtomicBool::new(false));
+    let judge: Arc<Judge> = {
+        let demand = demand.clone();
+        Arc::new(move |_, token| match token {
+            Some("stored-token") => Ok(()),
+            None if !demand.load(Ordering::SeqCst) => Ok(()),
+            _ => Err(refusal()),
+        })
+    };
+    let server = resource_server(auth.url(), judge);
+    let dir = tempfile::tempdir().unwrap();
+    let credentials = dir.path().join("credentials.json");
+    let stored = Credentials {
+        resource: server.url(),
+        issuer: auth.url(),
+        client_id: "stored-client".into(),
+        access_token: Some("stored-token".into()),
+        ..Credentials::default()
+    };
+    FileStore::new(&credentials).save(&stored).unwrap();
+    let servers = dir.path().join("servers.json");
+    std::fs::write(&servers, json!({"mcpServers": {"protected": {"url": server.url()}}}).to_string()).unwrap();
+    let mut cmd = process::mcpd_command();
+    cmd.args(["serve", "--no-file-tools", "--servers", servers.to_str().unwrap()]);
+    cmd.args(["--credentials", credentials.to_str().unwrap()]);
+    let gateway = HttpChild::spawn_command(cmd);
+    eventually_blocking("the remote's tool is listed", Duration::from_secs(10), || {
+        call_through(&gateway, "protected__t").map(|text| assert_eq!(text, "ok"))
+    });
+    assert!(call_bearers(&server).iter().all(|b| b == "-"), "no token while none is asked for");
+    demand.store(true, Ordering::SeqCst);
+    let before = call_bearers(&server).len();
+    assert_eq!(call_through(&gateway, "protected__t"), Ok("ok".to_owned()), "the refused call is sent again");
+    let retried = call_bearers(&server)[before..].to_vec();
+    assert_eq!(retried.first().map(String::as_str), Some("-"), "{retried:?}");
+    assert_eq!(retried.last().map(String::as_str), Some("Bearer stored-token"), "{retried:?}");
+    let before = call_bearers(&server).len();
+    assert_eq!(call_through(&gateway, "protected__t"), Ok("ok".to_owned()));
+    assert_eq!(call_bearers(&server)[before..], ["Bearer stored-token"], "the worker's link has the token");
+    assert!(auth.requests_to("/token").is_empty(), "the stored token was used");
 }

@@ -249,11 +249,14 @@ pub(super) fn is_event_stream(response: &awc::ClientResponse) -> bool {
     content_type.is_some_and(|c| c.to_ascii_lowercase().contains("text/event-stream"))
 }
 
-/// An error status: the JSON-RPC error its body holds, else [`ClientError::Http`] with the
-/// start of the body.
+/// An error status: the JSON-RPC error its body holds (an `error` object), else
+/// [`ClientError::Http`] with the start of the body — an OAuth error body
+/// (`{"error": "invalid_token"}`, RFC 6750) among them.
 pub(super) fn http_error(status: u16, body: &[u8]) -> ClientError {
     match serde_json::from_slice::<Value>(body) {
-        Ok(message) if message.get("error").is_some() => ClientError::from_error_object(&message["error"], status),
+        Ok(message) if message.get("error").is_some_and(Value::is_object) => {
+            ClientError::from_error_object(&message["error"], status)
+        }
         _ => {
             let text = String::from_utf8_lossy(body);
             ClientError::Http { status, body: text.chars().take(ERROR_EXCERPT_CHARS).collect() }
@@ -279,5 +282,11 @@ mod tests {
         assert_eq!(error.to_string(), "transport error: HTTP 404: Not Found");
         let rpc = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"gone"}}"#;
         assert!(matches!(http_error(404, rpc), ClientError::Rpc { code: -32001, http_status: 404, .. }));
+        // An OAuth error body is not a JSON-RPC error; both refusals are unauthorized.
+        let oauth = http_error(401, br#"{"error":"invalid_token"}"#);
+        assert_eq!(oauth, ClientError::Http { status: 401, body: r#"{"error":"invalid_token"}"#.into() });
+        assert!(oauth.is_unauthorized() && http_error(401, rpc).is_unauthorized());
+        assert_eq!((oauth.kind(), http_error(403, rpc).kind()), ("auth", "auth"));
+        assert!(!http_error(404, rpc).is_unauthorized());
     }
 }
