@@ -155,7 +155,8 @@ impl<'de> Deserialize<'de> for Known {
                         MetaMember::ClientCapabilities => {
                             let text: &RawValue = map.next_value()?;
                             let mut reader = serde_json::Deserializer::from_str(text.get());
-                            let found = Path(&TASKS_PATH).deserialize(&mut reader).map_err(A::Error::custom)?;
+                            let found =
+                                Path(&crate::tasks::TASKS_PATH).deserialize(&mut reader).map_err(A::Error::custom)?;
                             known.client_capabilities = Some(ClientCapabilities::from_text(text.get(), found));
                         }
                         member => known.set(member, map.next_value()?),
@@ -343,9 +344,6 @@ struct Found {
     /// a map).
     present: bool,
 }
-
-/// The path of the tasks extension in client capabilities.
-const TASKS_PATH: [&str; 2] = ["extensions", crate::tasks::TASKS_EXTENSION];
 
 /// Reads a value through as [`Skip`] does (checked as a value would be, nothing built) and finds
 /// whether a path of keys leads to a member that is not `null` in it.

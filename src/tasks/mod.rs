@@ -34,6 +34,11 @@ use crate::error::ProtocolError;
 /// The extension's identifier, under `capabilities.extensions` on both sides.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// Where client capabilities declare the extension: the one path [`declares_tasks`] and the
+/// parse of a request's capabilities ([`crate::jsonrpc::ClientCapabilities::declares_tasks`])
+/// both follow.
+pub(crate) const TASKS_PATH: [&str; 2] = ["extensions", TASKS_EXTENSION];
+
 /// `tasks/get`.
 pub const GET: &str = "tasks/get";
 /// `tasks/update`.
@@ -283,7 +288,7 @@ pub struct ToolExecution {
 /// declare the tasks extension: `extensions["io.modelcontextprotocol/tasks"]` present and not
 /// null. A legacy `tasks` capability does not count.
 pub fn declares_tasks(client_capabilities: &Value) -> bool {
-    client_capabilities.get("extensions").and_then(|e| e.get(TASKS_EXTENSION)).is_some_and(|v| !v.is_null())
+    TASKS_PATH.iter().try_fold(client_capabilities, |value, key| value.get(key)).is_some_and(|v| !v.is_null())
 }
 
 /// The `-32021` error of a request that needs the tasks extension the client did not declare:

@@ -121,9 +121,8 @@ impl ClientError {
         match self {
             ClientError::Timeout(_) => "timeout",
             ClientError::Transport(_) => "connect",
-            ClientError::Http { status: 401 | 403, .. }
-            | ClientError::Rpc { http_status: 401 | 403, .. }
-            | ClientError::Auth(_) => "auth",
+            _ if self.is_unauthorized() => "auth",
+            ClientError::Auth(_) => "auth",
             ClientError::Http { .. } => "http",
             ClientError::Rpc { .. } => "rpc",
             ClientError::Protocol(_) | ClientError::Limit(_) => "protocol",
