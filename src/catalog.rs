@@ -15,7 +15,10 @@ use serde_json::{Map, Value};
 
 use crate::context::ToolContext;
 use crate::error::ProtocolError;
-use crate::model::{CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool};
+use crate::jsonrpc::{ClientCapabilities, RequestMeta};
+use crate::model::{
+    CallToolResult, GetPromptResult, PassedResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
 use crate::mrtr::InputRequired;
 
 /// A boxed future that can move between threads.
@@ -78,6 +81,41 @@ where
 /// Runs a tool.
 pub type ToolHandler = dyn ArgumentsHandler<CallToolResult>;
 
+/// A second way to run a tool, for its plain calls: a call on the 2026-07-28 wire that streams
+/// nothing (no progress token, no log level), carries no answers to an earlier round
+/// (`inputResponses`, `requestState`) and does not become a task. Such a call is started here
+/// instead of through the tool's handler; whatever the lane does not take runs the handler.
+///
+/// A gateway's tools have one: the call goes to the remote without a context being made for
+/// it, and the remote's usual answer is passed on as the text it came as ([`LaneResult::Passed`]).
+pub trait ToolLane: Send + Sync + 'static {
+    /// Starts a plain call with `arguments` (read here: the future does not borrow them), or
+    /// `None` when this call is not the lane's to run (the handler runs it).
+    fn start(
+        &self,
+        arguments: &Map<String, Value>,
+        call: &LaneCall<'_>,
+    ) -> Option<BoxFuture<Result<LaneResult, ToolError>>>;
+}
+
+/// What a [`ToolLane`] is told of a plain call besides its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneCall<'a> {
+    /// The request's `_meta` (the HTTP edge puts the W3C trace context there).
+    pub meta: Option<&'a RequestMeta>,
+    /// The capabilities the client declared on this request.
+    pub client_capabilities: Option<&'a ClientCapabilities>,
+}
+
+/// What a [`ToolLane`]'s call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaneResult {
+    /// A result as the JSON text another server sent, passed on as it is.
+    Passed(PassedResult),
+    /// A result, written out as the handler's are.
+    Result(CallToolResult),
+}
+
 /// Renders a prompt.
 pub type PromptHandler = dyn ArgumentsHandler<GetPromptResult>;
 
@@ -117,6 +155,8 @@ pub struct ToolEntry {
     pub definition: Arc<Tool>,
     /// Its handler.
     pub handler: Arc<ToolHandler>,
+    /// Its lane for plain calls, when it has one ([`ToolLane`]).
+    pub lane: Option<Arc<dyn ToolLane>>,
     /// Its `x-mcp-header` parameters, read once from the input schema (an error when the
     /// annotations are invalid).
     pub header_params: Arc<Result<Vec<crate::headers::HeaderParam>, crate::headers::HeaderParamError>>,
@@ -265,8 +305,28 @@ impl Catalog {
 
     /// Adds (or replaces) a tool.
     pub fn add_tool(&mut self, definition: Tool, handler: impl ArgumentsHandler<CallToolResult>) -> &mut Self {
+        self.insert_tool(definition, Arc::new(handler), None)
+    }
+
+    /// Adds (or replaces) a tool with a lane for its plain calls ([`ToolLane`]); `handler` runs
+    /// every other call.
+    pub fn add_tool_with_lane(
+        &mut self,
+        definition: Tool,
+        handler: impl ArgumentsHandler<CallToolResult>,
+        lane: impl ToolLane,
+    ) -> &mut Self {
+        self.insert_tool(definition, Arc::new(handler), Some(Arc::new(lane)))
+    }
+
+    fn insert_tool(
+        &mut self,
+        definition: Tool,
+        handler: Arc<ToolHandler>,
+        lane: Option<Arc<dyn ToolLane>>,
+    ) -> &mut Self {
         let header_params = Arc::new(crate::headers::header_params(&definition.input_schema));
-        let entry = ToolEntry { definition: Arc::new(definition), handler: Arc::new(handler), header_params };
+        let entry = ToolEntry { definition: Arc::new(definition), handler, lane, header_params };
         self.tools.insert(entry.definition.name.clone(), entry);
         self
     }

@@ -57,17 +57,33 @@ pub fn routing_headers(
     params: &Map<String, Value>,
     tool: Option<&[HeaderParam]>,
 ) -> Result<Vec<(RoutingHeader, String)>, String> {
-    let mut out = vec![(RoutingHeader::Method, method.to_owned())];
     let name_field = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
         "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
-    if let Some(value) = name_field.and_then(|f| params.get(f)).and_then(Value::as_str) {
+    let name = name_field.and_then(|f| params.get(f)).and_then(Value::as_str);
+    let arguments = params.get("arguments").and_then(Value::as_object);
+    routing_headers_of(method, name, arguments, tool)
+}
+
+/// As [`routing_headers`], from the request's parts: the name its `Mcp-Name` carries (a tool's
+/// or prompt's name, a resource's URI, a task's id) and a tool call's arguments.
+///
+/// # Errors
+/// As [`routing_headers`].
+pub fn routing_headers_of(
+    method: &str,
+    name: Option<&str>,
+    arguments: Option<&Map<String, Value>>,
+    tool: Option<&[HeaderParam]>,
+) -> Result<Vec<(RoutingHeader, String)>, String> {
+    let mut out = vec![(RoutingHeader::Method, method.to_owned())];
+    if let Some(value) = name {
         out.push((RoutingHeader::Name, headers::encode_value(value)));
     }
-    if let (Some(header_params), Some(arguments)) = (tool, params.get("arguments").and_then(Value::as_object)) {
+    if let (Some(header_params), Some(arguments)) = (tool, arguments) {
         for param in header_params {
             let Some(value) = headers::argument_at(arguments, &param.path) else { continue };
             let text = headers::param_text(value, param.kind)

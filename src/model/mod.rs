@@ -3,6 +3,7 @@
 
 mod capabilities;
 mod content;
+mod passed;
 mod prompt;
 mod resource;
 mod tool;
@@ -11,6 +12,7 @@ pub use capabilities::{
     Icon, Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 pub use content::{Annotations, ContentBlock, Media, ResourceContents, Role};
+pub use passed::PassedResult;
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
 pub use tool::{CallToolResult, Tool, ToolAnnotations};

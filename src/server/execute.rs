@@ -427,6 +427,99 @@ mod tests {
     }
 
     #[test]
+    fn a_tools_lane_runs_its_plain_stateless_calls_and_its_handler_every_other() {
+        use crate::catalog::{BoxFuture, LaneCall, LaneResult, ToolError, ToolLane};
+        use crate::jsonrpc::ClientCapabilities;
+        use crate::model::PassedResult;
+        use crate::mrtr::InputRequired;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        const TEXT: &str = r#"{"content":[{"type":"text","text":"lane"}],"x":{"kept":[1,2]},"resultType":"complete"}"#;
+        /// What a test lane answers (`None`: not its call).
+        type Answer = fn() -> Option<Result<LaneResult, ToolError>>;
+        /// Counts its calls and answers as its [`Answer`] says.
+        struct Lane(Arc<AtomicUsize>, Answer);
+        impl ToolLane for Lane {
+            fn start(
+                &self,
+                arguments: &Map<String, Value>,
+                call: &LaneCall<'_>,
+            ) -> Option<BoxFuture<Result<LaneResult, ToolError>>> {
+                assert_eq!(arguments.get("a"), Some(&json!(1)));
+                assert!(call.client_capabilities.is_some_and(|c| c.value()["elicitation"].is_object()));
+                self.0.fetch_add(1, Ordering::SeqCst);
+                let answer = (self.1)()?;
+                Some(Box::pin(async move { answer }))
+            }
+        }
+        let passed = || {
+            let text = serde_json::value::RawValue::from_string(TEXT.to_owned()).ok()?;
+            Some(Ok(LaneResult::Passed(PassedResult::check(text)?)))
+        };
+        let answers: [(&str, Answer); 6] = [
+            ("passed", passed),
+            ("typed", || Some(Ok(LaneResult::Result(CallToolResult::text("typed"))))),
+            ("failed", || Some(Err(ToolError::failed("remote down")))),
+            ("asks", || {
+                Some(Err(ToolError::InputRequired(InputRequired::new().elicit("k", "ok?", json!({})).state(json!(7)))))
+            }),
+            ("panics", || panic!("lane broke")),
+            ("declines", || None),
+        ];
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut catalog = Catalog::new();
+        for (name, answer) in answers {
+            let handler = |_a, _c| async { Ok(CallToolResult::text("handler")) };
+            catalog.add_tool_with_lane(
+                Tool::new(name, "T", json!({"type": "object"})),
+                handler,
+                Lane(calls.clone(), answer),
+            );
+        }
+        let server = McpServer::new(Default::default(), catalog);
+        let scope = |version| Scope {
+            client_capabilities: Some(ClientCapabilities::from(json!({"elicitation": {}}))),
+            ..Scope::new(version)
+        };
+        let call = |name: &str, params: Value, version| {
+            let mut params = params.as_object().cloned().unwrap_or_default();
+            params.insert("name".into(), json!(name));
+            params.insert("arguments".into(), json!({"a": 1}));
+            let request = Request::new(RequestId::Number(1), "tools/call", Some(params));
+            let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+            futures_util::FutureExt::now_or_never(server.execute(request, &scope(version), limit)).unwrap()
+        };
+        let stateless = ProtocolVersion::STATELESS;
+        // The usual answer, written as the text it came as, members unknown here included.
+        let execution = call("passed", json!({}), stateless);
+        let written = encode_answer(&RequestId::Number(1), Era::Stateless, &execution.outcome);
+        assert_eq!(String::from_utf8(written).unwrap(), format!(r#"{{"jsonrpc":"2.0","id":1,"result":{TEXT}}}"#));
+        assert_eq!(execution.tool_outcome(), Some(("passed", ToolOutcome::Ok)));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(value(&call("typed", json!({}), stateless).outcome)["content"][0]["text"], "typed");
+        let failed = value(&call("failed", json!({}), stateless).outcome);
+        assert_eq!((failed["isError"].clone(), failed["resultType"].clone()), (json!(true), json!("complete")));
+        // A request for input is this call's own round, its state sealed as the handler's is.
+        let round = value(&call("asks", json!({}), stateless).outcome);
+        assert_eq!(round["resultType"], "input_required");
+        assert_eq!(round["inputRequests"]["k"]["method"], "elicitation/create");
+        let state = round["requestState"].as_str().expect("a sealed state");
+        let panicked = value(&call("panics", json!({}), stateless).outcome);
+        assert!(panicked["content"][0]["text"].as_str().unwrap().contains("lane broke"));
+        assert_eq!(value(&call("declines", json!({}), stateless).outcome)["content"][0]["text"], "handler");
+        assert_eq!(calls.load(Ordering::SeqCst), 6);
+        // Not plain: an earlier era, answers to a round (the handler's rounds check the state).
+        assert_eq!(
+            value(&call("passed", json!({}), ProtocolVersion::V2025_11_25).outcome)["content"][0]["text"],
+            "handler"
+        );
+        let retry = json!({"inputResponses": {"k": {"action": "accept"}}, "requestState": state});
+        assert_eq!(value(&call("asks", retry, stateless).outcome)["content"][0]["text"], "handler");
+        let forged = call("asks", json!({"requestState": "forged"}), stateless);
+        assert!(matches!(forged.outcome, Err(ProtocolError::InvalidParams(_))));
+        assert_eq!(calls.load(Ordering::SeqCst), 6, "the lane ran none of those");
+    }
+
+    #[test]
     fn only_tools_in_the_catalog_are_labelled() {
         let server = server();
         let fast = run(&server, call("fast"), ProtocolVersion::V2025_11_25, false);

@@ -5,12 +5,16 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::call_params::{arguments_object, member, CallParams};
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt as _;
+
+use super::call_params::{arguments_object, member, CallParams, RoundInputs};
 use super::reply::Reply;
-use super::rounds::{Operation, RoundStart, Rounds};
+use super::rounds::{panicked, Operation, RoundStart, Rounds};
 use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService, ANONYMOUS_OWNER};
 use super::{McpServer, Scope};
-use crate::catalog::{Catalog, ToolEntry, ToolError};
+use crate::catalog::{BoxFuture, Catalog, LaneCall, LaneResult, ToolEntry, ToolError};
 use crate::error::ProtocolError;
 use crate::jsonrpc::{ClientCapabilities, RequestMeta};
 use crate::model::CallToolResult;
@@ -21,6 +25,16 @@ use std::sync::Arc;
 /// The tool a `tools/call` names, when the catalog has it.
 pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
     params.and_then(|p| member(p, "name")).and_then(Value::as_str).and_then(|name| catalog.tool(name))
+}
+
+/// Whether a call is one a tool's lane may run: on the 2026-07-28 wire, streaming nothing
+/// (no peer), with no answers to an earlier round. (That it does not become a task is the
+/// caller's to check.)
+fn is_plain(scope: &Scope, rounds: &RoundInputs) -> bool {
+    scope.version.era() == Era::Stateless
+        && scope.peer.is_none()
+        && rounds.input_responses.is_none()
+        && rounds.request_state.is_none()
 }
 
 /// The string `name` of a tool or prompt call.
@@ -81,6 +95,18 @@ impl McpServer {
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
         let operation = Operation { method: "tools/call", name: &name };
         let task_service = self.task_eligible(scope, entry)?;
+        if let Some(lane) = entry.lane.as_ref().filter(|_| task_service.is_none() && is_plain(scope, &rounds)) {
+            let call =
+                LaneCall { meta: rounds.meta.as_deref(), client_capabilities: scope.client_capabilities.as_ref() };
+            let started = std::panic::catch_unwind(AssertUnwindSafe(|| lane.start(&arguments, &call)));
+            match started {
+                Ok(Some(started)) => return self.lane_call(scope, operation, arguments, rounds, started).await,
+                Ok(None) => {}
+                Err(panic) => {
+                    return Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), Era::Stateless))
+                }
+            }
+        }
         let start = self.start_rounds(scope, operation, &arguments, rounds)?;
         if let Some(service) = task_service {
             return Box::pin(self.call_as_task(service, scope, operation, arguments, start, entry)).await;
@@ -94,6 +120,38 @@ impl McpServer {
             Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
             // Only on the stateless wire, and already `"resultType": "input_required"`.
             Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+        })
+    }
+
+    /// A plain call run by its tool's lane ([`crate::catalog::ToolLane`]): its result, or what
+    /// the handler's rounds would make of the same outcome — a failure is an `isError` result,
+    /// a request for input this call's own `input_required` round.
+    async fn lane_call(
+        &self,
+        scope: &Scope,
+        operation: Operation<'_>,
+        arguments: Map<String, Value>,
+        inputs: RoundInputs,
+        call: BoxFuture<Result<LaneResult, ToolError>>,
+    ) -> Result<Reply, ProtocolError> {
+        let era = Era::Stateless;
+        let outcome = match AssertUnwindSafe(call).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(panic) => return Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), era)),
+        };
+        Ok(match outcome {
+            Ok(LaneResult::Passed(result)) => Reply::Passed(result),
+            Ok(LaneResult::Result(result)) => Reply::tool(result, era),
+            Err(ToolError::Failed(message)) => Reply::tool(CallToolResult::error(message), era),
+            Err(ToolError::Protocol(error)) => return Err(error),
+            Err(ToolError::InputRequired(input)) => {
+                let start = self.start_rounds(scope, operation, &arguments, inputs)?;
+                match self.stateless_input::<CallToolResult>(scope, operation, &arguments, &start, input)? {
+                    Rounds::Complete(result) => Reply::tool(result, era),
+                    Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
+                    Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+                }
+            }
         })
     }
 

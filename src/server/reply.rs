@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{json, Value};
 
 use crate::error::ProtocolError;
-use crate::model::CallToolResult;
+use crate::model::{CallToolResult, PassedResult};
 use crate::version::Era;
 
 /// The result of one request.
@@ -26,6 +26,9 @@ pub enum Reply {
         /// On the stateless wire the result ends with `"resultType": "complete"`.
         stateless: bool,
     },
+    /// A tool call's result as another server sent it (a gateway's lane, on the 2026-07-28
+    /// wire: it already ends with its `"resultType": "complete"`), written as it came.
+    Passed(PassedResult),
 }
 
 impl Reply {
@@ -39,6 +42,7 @@ impl Reply {
         match self {
             Reply::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
             Reply::Tool { result, .. } => result.is_error,
+            Reply::Passed(result) => result.is_error(),
         }
     }
 
@@ -59,6 +63,9 @@ impl Reply {
                 Ok(_) => Err(ProtocolError::Internal("result is not an object".into())),
                 Err(e) => Err(ProtocolError::Internal(e.to_string())),
             },
+            Reply::Passed(result) => {
+                serde_json::from_str(result.text()).map_err(|e| ProtocolError::Internal(e.to_string()))
+            }
         }
     }
 }
@@ -76,6 +83,7 @@ impl Serialize for Reply {
         }
         match self {
             Reply::Value(value) => value.serialize(serializer),
+            Reply::Passed(result) => result.serialize(serializer),
             Reply::Tool { result, stateless: false } => result.serialize(serializer),
             Reply::Tool { result, stateless: true } => {
                 Complete { result, result_type: "complete" }.serialize(serializer)

@@ -102,12 +102,7 @@ impl McpServer {
                 Ok(Err(ToolError::Failed(message))) => return Ok(Rounds::Failed(message)),
                 Ok(Err(ToolError::Protocol(error))) => return Err(error),
                 Ok(Err(ToolError::InputRequired(input))) => input,
-                Err(panic) => {
-                    // The panic hook reported it with its location (the default hook, or the
-                    // runtime's, which also counts it); here only the call's outcome.
-                    log::debug!("{operation} panicked: {}", panic_message(&panic));
-                    return Ok(Rounds::Failed(format!("{operation} failed: {}", panic_message(&panic))));
-                }
+                Err(panic) => return Ok(Rounds::Failed(panicked(operation, &panic))),
             };
             let (peer, requests, next_state) = match self.next_round(scope, operation, arguments, &start, input)? {
                 NextRound::Stop(rounds) => return Ok(rounds),
@@ -218,6 +213,15 @@ async fn ask_client(peer: &dyn Peer, requests: Map<String, Value>) -> Result<Map
         };
     }
     Ok(answers)
+}
+
+/// The failure message of a call whose code panicked. The panic hook reported it with its
+/// location (the default hook, or the runtime's, which also counts it); here only the call's
+/// outcome.
+pub(super) fn panicked(operation: Operation<'_>, panic: &Box<dyn std::any::Any + Send>) -> String {
+    let message = panic_message(panic);
+    log::debug!("{operation} panicked: {message}");
+    format!("{operation} failed: {message}")
 }
 
 pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

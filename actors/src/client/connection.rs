@@ -24,7 +24,9 @@ use actix::{
 use futures_util::FutureExt as _;
 use mcpd::client::list::{json_type, Listed, Listing, Skipped};
 use mcpd::client::request::usable_tools;
-use mcpd::model::{CallToolResult, ContentBlock, Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use mcpd::model::{
+    CallToolResult, ContentBlock, Implementation, PassedResult, Prompt, Resource, ResourceTemplate, Tool,
+};
 use mcpd::tasks::{self, CreateTaskResult, DetailedTask};
 use mcpd::version::ProtocolVersion;
 use serde::Deserialize as _;
@@ -32,7 +34,7 @@ use serde_json::{Map, Value};
 
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
-use super::link::{CallEntry, CancelSignal, Link, LinkConfig, LinkShare, Mode};
+use super::link::{CallEntry, CancelSignal, Forward, Forwarded, Link, LinkConfig, LinkShare, Mode};
 use super::listing::list_all;
 use super::task;
 use crate::counts::{ActorCounts, ActorKind};
@@ -339,6 +341,8 @@ pub(crate) enum Passed {
     /// Any other answer (`input_required`, a task's result, or a result only the whole
     /// reading judges), as [`call_tool`] reads it.
     Raw(CallResult),
+    /// A lane's usual answer: the result as the text it came as ([`forward_tool_call`]).
+    Text(PassedResult),
 }
 
 impl Passed {
@@ -354,6 +358,20 @@ impl Passed {
                 structured_content: result.structured_content,
                 is_error: result.is_error,
             },
+            Passed::Text(result) => {
+                let raw = serde_json::from_str(result.text()).unwrap_or(Value::Null);
+                // The text was checked to be a complete result; one the typed reading still
+                // refuses (a block's inner member of the wrong type) keeps only its raw value.
+                let typed = result.to_call_result().unwrap_or_default();
+                CallResult {
+                    server_name: String::new(),
+                    tool_name: tool_name.to_owned(),
+                    raw,
+                    content: typed.content,
+                    structured_content: typed.structured_content,
+                    is_error: result.is_error(),
+                }
+            }
         }
     }
 
@@ -362,8 +380,26 @@ impl Passed {
         match self {
             Passed::Result(result) => result.is_error,
             Passed::Raw(result) => result.is_error,
+            Passed::Text(result) => result.is_error(),
         }
     }
+}
+
+/// A gateway's plain call on the stateless wire, written by [`Link::forward_request`]: the
+/// usual answer as its text ([`Passed::Text`]); a task the server made of the call is followed
+/// to its result, and any other answer read as [`call_tool`] reads it (an `input_required`
+/// round among them, for the gateway to relay).
+pub(crate) async fn forward_tool_call(link: Rc<Link>, request: Forward, name: String) -> Result<Passed, ClientError> {
+    let raw = match link.forward(request).await? {
+        Forwarded::Text(result) => return Ok(Passed::Text(result)),
+        Forwarded::Value(raw) => raw,
+    };
+    let raw = match started(&link, raw)? {
+        Started::Result(raw) => raw,
+        // Boxed, as in `send_call`.
+        Started::Task(created) => Value::Object(Box::pin(task::wait(&link, created, None)).await?),
+    };
+    CallResult::from_result(link.name(), &name, raw).map(Passed::Raw)
 }
 
 /// As [`call_tool`] for a gateway, with its handlers: the usual answer comes back as
@@ -435,6 +471,12 @@ async fn start_call(
     call: Option<&CallEntry>,
 ) -> Result<Started, ClientError> {
     let raw = link.request_for_call("tools/call", params, cancel, call).await?;
+    started(link, raw)
+}
+
+/// What a `tools/call` answered with `raw` came to: a task (on the 2026-07-28 wire only), or a
+/// result.
+fn started(link: &Link, raw: Value) -> Result<Started, ClientError> {
     if raw.get("resultType").and_then(Value::as_str) != Some("task") {
         return Ok(Started::Result(raw));
     }

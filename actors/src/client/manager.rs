@@ -25,13 +25,14 @@ use mcpd::client::config::{
 };
 use mcpd::client::list::{ListLimits, Listing};
 use mcpd::client::task::task_wait_seconds;
+use mcpd::jsonrpc::ClientCapabilities;
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::bound::ThreadBound;
 use super::connection::{
-    call_tool, pass_tool_call, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection,
-    GetTask, Invalidate, List, Listable, Passed, SendRequest, StartToolCall,
+    call_tool, forward_tool_call, pass_tool_call, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask,
+    ClientConnection, GetTask, Invalidate, List, Listable, Passed, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
@@ -256,6 +257,24 @@ type Connection = (String, Addr<ClientConnection>, Arc<LinkShare>);
 
 /// A call's own `_meta` and handlers.
 type CallExtras = (Option<Map<String, Value>>, Option<CallHandlers>);
+
+/// A gateway's plain call started on a satellite ([`ClientManager::start_forward`]).
+pub(crate) struct StartedForward {
+    call: ThreadBound,
+    /// With OAuth: the arguments and extras to send it again through the connection.
+    retry: Option<(Map<String, Value>, CallExtras)>,
+}
+
+/// A call on this thread's satellite, its panic contained, as a future the caller may hold on
+/// any thread ([`ThreadBound`]).
+fn contained_call(call: impl std::future::Future<Output = Result<Passed, ClientError>> + 'static) -> ThreadBound {
+    // Mapped, not awaited in another async block: that block would hold the call twice over
+    // (captured, then contained), and its size is copied into the table's box.
+    ThreadBound::new(futures_util::FutureExt::map(
+        crate::panics::contain(crate::panics::Site::Client, call),
+        |outcome| outcome.unwrap_or_else(|panic| Err(ClientError::from(panic))),
+    ))
+}
 
 /// Numbers managers, so that a thread's satellites are told apart by manager.
 static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
@@ -550,6 +569,63 @@ impl ClientManager {
                 return Box::pin(self.call_on_connection(id, tool, arguments, extras)).await.map(Passed::Raw)
             }
         };
+        self.finish(id, tool, call, retry).await
+    }
+
+    /// Starts a gateway's plain call ([`mcpd::catalog::ToolLane`]) of `tool` on this thread's
+    /// satellite of server `id`, when there is one on the stateless wire: the request is written
+    /// now (`meta`, the caller's trace context, in its `_meta`; `capabilities`, the caller's,
+    /// declared for it), the usual answer comes back as its text ([`Passed::Text`]). Finish it
+    /// with [`ClientManager::finish_forward`]. `None`: the call goes the usual way.
+    pub(crate) fn start_forward(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        meta: Option<Map<String, Value>>,
+        capabilities: Option<&ClientCapabilities>,
+    ) -> Option<StartedForward> {
+        let (link, share) = self.satellite(id)?;
+        let none = Value::Object(Map::new());
+        let caller = capabilities.map_or(&none, ClientCapabilities::value);
+        let call = match link.forward_request(tool, arguments, meta.as_ref(), caller) {
+            Ok(request) => forward_tool_call(link, request, tool.to_owned()),
+            Err(error) => {
+                return Some(StartedForward { call: ThreadBound::new(std::future::ready(Err(error))), retry: None })
+            }
+        };
+        // As on the usual way: with OAuth, a call the server refuses is sent again through the
+        // connection, which answers the challenge.
+        let retry = share.oauth().then(|| {
+            let capabilities = capabilities.cloned().unwrap_or_else(|| ClientCapabilities::from(none));
+            let handlers = CallHandlers { relay_input: true, capabilities: Some(capabilities), ..Default::default() };
+            (arguments.clone(), (meta, Some(handlers)))
+        });
+        Some(StartedForward { call: contained_call(call), retry })
+    }
+
+    /// Waits for a call started by [`ClientManager::start_forward`].
+    ///
+    /// # Errors
+    /// As [`ClientManager::call_tool`].
+    pub(crate) async fn finish_forward(
+        &self,
+        id: &str,
+        tool: &str,
+        started: StartedForward,
+    ) -> Result<Passed, ClientError> {
+        self.finish(id, tool, started.call, started.retry).await
+    }
+
+    /// Waits for a call on a satellite: a refusal with OAuth is sent again through the
+    /// connection; a result read whole is named as the server is configured.
+    async fn finish(
+        &self,
+        id: &str,
+        tool: &str,
+        call: ThreadBound,
+        retry: Option<(Map<String, Value>, CallExtras)>,
+    ) -> Result<Passed, ClientError> {
         let outcome = call.await;
         match (outcome, retry) {
             // With OAuth the connection answers a 401 and the call is sent again through it
@@ -590,13 +666,7 @@ impl ClientManager {
                 handlers => call_tool(link, call, None, meta, handlers).await.map(Passed::Raw),
             }
         };
-        // Mapped, not awaited in another async block: that block would hold the call twice
-        // over (captured, then contained), and its size is copied into the table's box.
-        let call = ThreadBound::new(futures_util::FutureExt::map(
-            crate::panics::contain(crate::panics::Site::Client, call),
-            |outcome| outcome.unwrap_or_else(|panic| Err(ClientError::from(panic))),
-        ));
-        Ok((call, retry))
+        Ok((contained_call(call), retry))
     }
 
     /// The configured name of the server in a call's result.

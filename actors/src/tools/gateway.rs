@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcpd::catalog::{LiveCatalog, ToolError};
+use mcpd::catalog::{BoxFuture, LaneCall, LaneResult, LiveCatalog, ToolError, ToolLane};
 use mcpd::client::config::{ConfigError, ServerEntry, ServersFile, Transport};
 use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
@@ -509,11 +509,13 @@ impl Gateway {
             for tool in exported {
                 // The server's id and the tool's remote name, shared by every call (no copies).
                 let names = Arc::new((id.to_owned(), tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned()));
+                let lane = Lane { gateway: gateway.clone(), names: names.clone() };
                 let gateway = gateway.clone();
-                catalog.add_tool(tool, move |arguments: Map<String, Value>, ctx: ToolContext| {
+                let handler = move |arguments: Map<String, Value>, ctx: ToolContext| {
                     let (gateway, names) = (gateway.clone(), names.clone());
                     async move { gateway.call(&names.0, &names.1, arguments, ctx).await }
-                });
+                };
+                catalog.add_tool_with_lane(tool, handler, lane);
             }
         });
         if skipped_count > skipped.len() {
@@ -539,12 +541,34 @@ impl Gateway {
         let handlers = pass_through(&ctx);
         let call = self.manager.pass_tool_call(server, tool, arguments, call_meta(&ctx), handlers);
         let outcome = panics::contain(Site::Gateway, call).await.unwrap_or_else(|panic| Err(ClientError::from(panic)));
+        match self.passed_on(server, started, outcome)? {
+            LaneResult::Result(result) => Ok(result),
+            // Only a lane's call is answered so; read as a result all the same.
+            LaneResult::Passed(text) => text.to_call_result().map_err(|e| {
+                ToolError::failed(format!("remote server {server} answered a result of the wrong shape: {e}"))
+            }),
+        }
+    }
+
+    /// What a remote's answer to a call started at `started` is passed on as (a lane's usual
+    /// answer as its text); the call counted in the remote's metrics and its health noted.
+    #[allow(clippy::result_large_err, reason = "the handlers' own error type, handed straight back to the server")]
+    fn passed_on(
+        &self,
+        server: &str,
+        started: std::time::Instant,
+        outcome: Result<Passed, ClientError>,
+    ) -> Result<LaneResult, ToolError> {
         self.remote_metrics.record_call(server, started.elapsed(), outcome.as_ref().map(Passed::is_error));
         match outcome {
+            Ok(Passed::Text(result)) => {
+                self.mark_up(server);
+                Ok(LaneResult::Passed(result))
+            }
             // The usual answer, read straight into what is passed on (the same as below).
             Ok(Passed::Result(result)) => {
                 self.mark_up(server);
-                Ok(result)
+                Ok(LaneResult::Result(result))
             }
             Ok(Passed::Raw(result))
                 if result.raw.get("resultType").and_then(Value::as_str) == Some("input_required") =>
@@ -563,7 +587,7 @@ impl Gateway {
             }
             Ok(Passed::Raw(result)) => {
                 self.mark_up(server);
-                Ok(result.into_passed())
+                Ok(LaneResult::Result(result.into_passed()))
             }
             Err(error) => {
                 self.mark_down(server, &error);
@@ -655,14 +679,50 @@ impl Gateway {
 /// wants log messages (and can be sent them), its log level (`io.modelcontextprotocol/logLevel`:
 /// a stateless remote sends log messages only to requests that ask, see [`pass_through`]).
 fn call_meta(ctx: &ToolContext) -> Option<Map<String, Value>> {
-    let mut meta: Map<String, Value> = [TRACEPARENT, TRACESTATE]
-        .into_iter()
-        .filter_map(|key| ctx.meta_member(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
-        .collect();
+    let mut meta = trace_context(|key| ctx.meta_member(key));
     if let Some(level) = ctx.log_level().filter(|_| ctx.has_peer()) {
         meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
     }
     (!meta.is_empty()).then_some(meta)
+}
+
+/// The W3C trace context among a request's `_meta` members (`member` reads one by its key).
+fn trace_context<'m>(member: impl Fn(&str) -> Option<&'m Value>) -> Map<String, Value> {
+    [TRACEPARENT, TRACESTATE]
+        .into_iter()
+        .filter_map(|key| member(key).filter(|v| v.is_string()).map(|v| (key.to_owned(), v.clone())))
+        .collect()
+}
+
+/// The lane of a remote's tool ([`ToolLane`]): a plain call — nothing streamed, so no progress
+/// or log message to pass through, and no answer to an earlier round to carry — is written
+/// straight to the remote on this thread's satellite, and the remote's usual answer is passed
+/// on as the text it came as. The remote is told the caller's trace context and capabilities,
+/// as on the usual way ([`Gateway::call`]); any other answer (a round, a task, a result of
+/// another shape, an error) is read and passed on as the usual way passes it. A remote without a
+/// satellite on this thread (a session, stdio, none made yet) is called the usual way.
+struct Lane {
+    gateway: Arc<Gateway>,
+    names: Arc<(String, String)>,
+}
+
+impl ToolLane for Lane {
+    fn start(
+        &self,
+        arguments: &Map<String, Value>,
+        call: &LaneCall<'_>,
+    ) -> Option<BoxFuture<Result<LaneResult, ToolError>>> {
+        let started = std::time::Instant::now();
+        let (server, tool) = (&self.names.0, &self.names.1);
+        let meta = trace_context(|key| call.meta.and_then(|meta| meta.get(key)));
+        let meta = (!meta.is_empty()).then_some(meta);
+        let call = self.gateway.manager.start_forward(server, tool, arguments, meta, call.client_capabilities)?;
+        let (gateway, names) = (self.gateway.clone(), self.names.clone());
+        Some(Box::pin(async move {
+            let outcome = gateway.manager.finish_forward(&names.0, &names.1, call).await;
+            gateway.passed_on(&names.0, started, outcome)
+        }))
+    }
 }
 
 /// The handlers of one gateway call, from its caller's context:

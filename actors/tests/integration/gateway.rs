@@ -297,3 +297,90 @@ fn a_burst_of_concurrent_calls_keeps_its_connections_to_the_remote() {
         .unwrap_or_else(|| panic!("no mcpd_connections_open in\n{metrics}"));
     assert!(open >= BURST as f64, "the remote holds {open} open connections after a burst of {BURST}");
 }
+
+/// A stateless (2026-07-28) call through the gateway: the remote's usual answer reaches the
+/// caller as the text the remote sent (members mcpd does not know, and numbers as written,
+/// included), and the remote is told the caller's trace context and capabilities; an answer of
+/// another shape is read and passed on as before (a block of a type mcpd does not know left
+/// out); a caller on a handshake revision gets the result read as usual.
+#[test]
+fn a_remotes_usual_answer_reaches_a_stateless_caller_as_the_remote_sent_it() {
+    use crate::support::mock_http::{MockServer, Reply};
+    use crate::support::process::{self, HttpChild};
+    const RESULT: &str = r#"{"content":[{"type":"text","text":"as sent","annotations":{"audience":["user"]}}],"structuredContent":{"n":1.50},"extra":{"kept":true},"resultType":"complete"}"#;
+    let remote = MockServer::start(|request| {
+        let id = request.rpc_id();
+        let params = request.params();
+        match (request.rpc_method().as_deref(), params["name"].as_str()) {
+            (Some("server/discover"), _) => Reply::result(
+                &id,
+                json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "scripted", "version": "1"}, "resultType": "complete"}),
+            ),
+            (Some("tools/list"), _) => Reply::result(
+                &id,
+                json!({"tools": [{"name": "exact", "inputSchema": {"type": "object"}},
+                    {"name": "odd", "inputSchema": {"type": "object"}}], "resultType": "complete"}),
+            ),
+            (Some("tools/call"), Some("exact")) => {
+                Reply::text(200, "application/json", &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{RESULT}}}"#))
+            }
+            (Some("tools/call"), Some("odd")) => Reply::result(
+                &id,
+                json!({"content": [{"type": "video", "url": "x"}, {"type": "text", "text": "known"}],
+                    "resultType": "complete"}),
+            ),
+            _ => Reply::error(404, &id, -32601, "Method not found"),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers.json");
+    std::fs::write(&servers, json!({"mcpServers": {"remote": {"url": remote.url()}}}).to_string()).unwrap();
+    let mut cmd = process::mcpd_command();
+    cmd.args(["serve", "--no-file-tools", "--servers", servers.to_str().unwrap()]);
+    let gateway = HttpChild::spawn_command(cmd);
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let call = |tool: &str, version: &str| {
+        let mut meta = json!({"io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        if version != "2026-07-28" {
+            meta = json!({});
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"a": 1}, "_meta": meta}});
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", version),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", tool),
+            ("traceparent", traceparent),
+        ];
+        let (code, _, answer) = process::http(gateway.port, "POST", "/mcp", &headers, &body.to_string());
+        (code, answer)
+    };
+    eventually_blocking("the remote's tools are listed", Duration::from_secs(10), || {
+        let (code, answer) = call("remote__exact", "2026-07-28");
+        (code == 200 && !answer.contains("Unknown tool")).then_some(()).ok_or(answer)
+    });
+    for _ in 0..3 {
+        let (code, answer) = call("remote__exact", "2026-07-28");
+        assert_eq!(code, 200);
+        assert_eq!(answer, format!(r#"{{"jsonrpc":"2.0","id":1,"result":{RESULT}}}"#), "byte for byte");
+    }
+    let sent = remote.requests().into_iter().rfind(|r| r.params()["name"] == "exact").expect("a call");
+    assert_eq!(sent.header("traceparent"), Some(traceparent));
+    let meta = &sent.params()["_meta"];
+    assert_eq!(meta["traceparent"], traceparent);
+    assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"], json!({}));
+    assert_eq!(sent.params()["arguments"], json!({"a": 1}));
+    let (_, odd) = call("remote__odd", "2026-07-28");
+    let odd: Value = serde_json::from_str(&odd).unwrap();
+    assert_eq!(odd["result"]["content"], json!([{"type": "text", "text": "known"}]), "{odd}");
+    assert_eq!(odd["result"]["resultType"], "complete");
+    // A handshake-era caller (no session: a single request of 2025-06-18) gets the result read.
+    let (code, legacy) = call("remote__exact", "2025-06-18");
+    let legacy: Value = serde_json::from_str(&legacy).unwrap_or_else(|_| panic!("{code}: {legacy}"));
+    assert_eq!(legacy["result"]["content"][0]["text"], "as sent", "{legacy}");
+    assert!(legacy["result"].get("resultType").is_none() && legacy["result"].get("extra").is_none(), "{legacy}");
+}

@@ -80,6 +80,21 @@ impl StatelessMeta {
         extra: &[(&str, &Value)],
         caller: Option<&Value>,
     ) -> Result<Vec<u8>, serde_json::Error> {
+        let params = params.iter().map(|(key, value)| (key.as_str(), Param::Value(value)));
+        self.body_of(id, method, params, extra, caller)
+    }
+
+    /// As [`StatelessMeta::body`], from the params' members one by one (a `_meta` among them is
+    /// the caller's own): a gateway's call writes its tool's name and the caller's arguments
+    /// without putting them in a map first.
+    pub(super) fn body_of<'p>(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: impl IntoIterator<Item = (&'p str, Param<'p>)>,
+        extra: &[(&str, &Value)],
+        caller: Option<&Value>,
+    ) -> Result<Vec<u8>, serde_json::Error> {
         let mut out = Vec::with_capacity(128 + self.members.len());
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut out, id)?;
@@ -92,7 +107,7 @@ impl StatelessMeta {
                 own_meta = value.as_object();
                 continue;
             }
-            member(&mut out, key, value)?;
+            member(&mut out, key, &value)?;
         }
         for (key, value) in extra {
             member(&mut out, key, value)?;
@@ -129,8 +144,39 @@ impl StatelessMeta {
     }
 }
 
+/// A member of a request's params, as [`StatelessMeta::body_of`] writes it.
+#[derive(Clone, Copy)]
+pub(super) enum Param<'a> {
+    /// Any value.
+    Value(&'a Value),
+    /// An object (a call's arguments, a `_meta`).
+    Object(&'a Map<String, Value>),
+    /// A string (a tool's name).
+    Text(&'a str),
+}
+
+impl<'a> Param<'a> {
+    fn as_object(self) -> Option<&'a Map<String, Value>> {
+        match self {
+            Param::Value(value) => value.as_object(),
+            Param::Object(object) => Some(object),
+            Param::Text(_) => None,
+        }
+    }
+}
+
+impl Serialize for Param<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Param::Value(value) => value.serialize(serializer),
+            Param::Object(object) => object.serialize(serializer),
+            Param::Text(text) => text.serialize(serializer),
+        }
+    }
+}
+
 /// Writes `"key":value,`.
-fn member(out: &mut Vec<u8>, key: &str, value: &Value) -> Result<(), serde_json::Error> {
+fn member(out: &mut Vec<u8>, key: &str, value: &impl Serialize) -> Result<(), serde_json::Error> {
     serde_json::to_writer(&mut *out, key)?;
     out.push(b':');
     serde_json::to_writer(&mut *out, value)?;

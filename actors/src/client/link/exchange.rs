@@ -4,6 +4,7 @@
 //! events are capped at [`MAX_RESPONSE_BYTES`]; an error status without a JSON-RPC error is a
 //! [`ClientError::Http`].
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use awc::http::header;
@@ -11,10 +12,11 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use mcpd::client::sse::SseDecoder;
 use mcpd::jsonrpc::RequestId;
+use mcpd::model::PassedResult;
 use serde_json::Value;
 
 use super::headers::Headers;
-use super::outcome::{outcome_of_body, passed_result};
+use super::outcome::{outcome_of_body, passed_result, passed_text};
 use super::{CallEntry, Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 
@@ -39,6 +41,26 @@ impl Link {
         match e {
             awc::error::SendRequestError::Timeout => ClientError::Timeout(self.cfg.timeout.as_secs()),
             e => transport(e),
+        }
+    }
+}
+
+/// Where a gateway's `tools/call` keeps its usual answer, read straight from the body.
+#[derive(Clone, Copy)]
+pub(super) enum Passing<'a> {
+    /// Read into the result the gateway passes on ([`super::outcome::passed_result`]), kept in
+    /// the call's entry.
+    Result(&'a CallEntry),
+    /// Kept as the result's text ([`super::outcome::passed_text`]): a lane's call.
+    Text(&'a Cell<Option<PassedResult>>),
+}
+
+impl Passing<'_> {
+    /// Reads `body`, the answer to `id`, and keeps it, when it is the usual answer.
+    fn keep(self, body: &[u8], id: &RequestId) -> bool {
+        match self {
+            Passing::Result(call) => passed_result(body, id).map(|result| call.keep_passed(result)).is_some(),
+            Passing::Text(kept) => passed_text(body, id).map(|result| kept.set(Some(result))).is_some(),
         }
     }
 }
@@ -82,14 +104,14 @@ impl Link {
     }
 
     /// As [`Link::exchange`]; for a gateway's `tools/call` (`passing`), the usual JSON answer
-    /// is read straight into the result the gateway passes on ([`super::outcome::passed_result`]),
-    /// kept in the call's entry, and the result returned is `null`.
+    /// is read straight into what the gateway passes on and kept where `passing` says, and the
+    /// result returned is `null`.
     pub(super) async fn exchange_for(
         &self,
         id: &RequestId,
         body: Vec<u8>,
         headers: Headers,
-        passing: Option<&CallEntry>,
+        passing: Option<Passing<'_>>,
     ) -> Result<Value, ClientError> {
         if let Some(channel) = self.stdio_channel() {
             return channel.request(id, body).await;
@@ -98,10 +120,8 @@ impl Link {
         if let Some(session) = &answer.session_id {
             self.adopt_session_id(session);
         }
-        if let (Some(call), AnswerBody::Json(bytes)) = (passing, &answer.body) {
-            let passed = (200..300).contains(&answer.status).then(|| passed_result(bytes, id)).flatten();
-            if let Some(result) = passed {
-                call.keep_passed(result);
+        if let (Some(passing), AnswerBody::Json(bytes)) = (passing, &answer.body) {
+            if (200..300).contains(&answer.status) && passing.keep(bytes, id) {
                 return Ok(Value::Null);
             }
         }

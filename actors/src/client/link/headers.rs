@@ -33,7 +33,12 @@ pub(super) fn session(id: &str) -> Option<(HeaderName, HeaderValue)> {
 /// added to `headers` so that an HTTP server sees them where tracing middleware looks; values
 /// that cannot be header values are left out (they still travel in `_meta`).
 pub(super) fn trace(params: &serde_json::Map<String, serde_json::Value>, headers: &mut Headers) {
-    let Some(meta) = params.get("_meta").and_then(serde_json::Value::as_object) else { return };
+    trace_of(params.get("_meta").and_then(serde_json::Value::as_object), headers);
+}
+
+/// As [`trace`], from the `_meta` itself.
+pub(super) fn trace_of(meta: Option<&serde_json::Map<String, serde_json::Value>>, headers: &mut Headers) {
+    let Some(meta) = meta else { return };
     for name in [&TRACEPARENT, &TRACESTATE] {
         if let Some(value) = meta.get(name.as_str()).and_then(serde_json::Value::as_str) {
             if let Ok(value) = HeaderValue::from_str(value) {

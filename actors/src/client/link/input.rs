@@ -6,12 +6,46 @@
 //! `tasks/*` declare the tasks extension in their client capabilities; a task (`resultType:
 //! "task"`) answering any other request is a protocol error.
 
-use mcpd::client::request::routing_headers;
+use std::cell::Cell;
+
+use mcpd::client::request::{routing_headers, routing_headers_of, RoutingHeader};
+use mcpd::jsonrpc::RequestId;
+use mcpd::model::PassedResult;
 use mcpd::version::ProtocolVersion;
 use serde_json::{json, Map, Value};
 
+use super::body::Param;
+use super::exchange::Passing;
+use super::headers::Headers;
 use super::{headers, CallEntry, Link};
 use crate::client::error::ClientError;
+
+/// A gateway's plain call, written ([`Link::forward_request`]) and not sent yet.
+pub(crate) struct Forward {
+    id: RequestId,
+    body: Vec<u8>,
+    headers: Headers,
+}
+
+/// What a [`Link::forward`] call was answered with.
+pub(crate) enum Forwarded {
+    /// The usual answer: a complete result, as its text.
+    Text(PassedResult),
+    /// Any other result (a round, a task, a result of another shape), as the link reads it.
+    Value(Value),
+}
+
+/// A stateless request's headers: its routing headers (as the core computes them), the
+/// protocol version, and the trace context of its `_meta`.
+fn stateless_headers(
+    routing: Result<Vec<(RoutingHeader, String)>, String>,
+    meta: Option<&Map<String, Value>>,
+) -> Result<Headers, ClientError> {
+    let mut headers = headers::routing(routing.map_err(ClientError::Protocol)?)?;
+    headers.push(headers::version(ProtocolVersion::STATELESS));
+    headers::trace_of(meta, &mut headers);
+    Ok(headers)
+}
 
 /// How many MRTR rounds one request may take.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -29,10 +63,8 @@ impl Link {
         let tool_params = (method == "tools/call")
             .then(|| params.get("name").and_then(Value::as_str).and_then(|name| self.tool_params(name)))
             .flatten();
-        let mut headers =
-            headers::routing(routing_headers(method, params, tool_params.as_deref()).map_err(ClientError::Protocol)?)?;
-        headers.push(headers::version(ProtocolVersion::STATELESS));
-        headers::trace(params, &mut headers);
+        let routing = routing_headers(method, params, tool_params.as_deref());
+        let headers = stateless_headers(routing, params.get("_meta").and_then(Value::as_object))?;
         let id = self.next_id();
         if let Some(call) = call {
             call.carried_by(&id);
@@ -40,8 +72,48 @@ impl Link {
         let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let caller = call.and_then(|call| call.handlers.capabilities.as_deref());
         let body = meta.body(&id, method, params, extra, caller).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        let passing = call.filter(|call| call.passes() && method == "tools/call");
+        let passing = call.filter(|call| call.passes() && method == "tools/call").map(Passing::Result);
         self.exchange_for(&id, body, headers, passing).await
+    }
+
+    /// Writes a gateway's plain `tools/call` of `name` ([`mcpd::catalog::ToolLane`]) for
+    /// [`Link::forward`]: `meta` (the caller's trace context) in its `_meta` beside the link's
+    /// members, `caller` the capabilities declared for the caller, the arguments written as
+    /// they are (no params map is made for them).
+    pub(crate) fn forward_request(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        meta: Option<&Map<String, Value>>,
+        caller: &Value,
+    ) -> Result<Forward, ClientError> {
+        const METHOD: &str = "tools/call";
+        let tool_params = self.tool_params(name);
+        let routing = routing_headers_of(METHOD, Some(name), Some(arguments), tool_params.as_deref());
+        let headers = stateless_headers(routing, meta)?;
+        let id = self.next_id();
+        let params = [("name", Param::Text(name)), ("arguments", Param::Object(arguments))];
+        let params = params.into_iter().chain(meta.map(|meta| ("_meta", Param::Object(meta))));
+        let ours = if super::declares_tasks(METHOD) { &self.task_meta } else { &self.stateless_meta };
+        let body =
+            ours.body_of(&id, METHOD, params, &[], Some(caller)).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        Ok(Forward { id, body, headers })
+    }
+
+    /// Sends a call written by [`Link::forward_request`]: one exchange under the link's time
+    /// limit, no round answered here (an `input_required` result comes back as it is). The
+    /// usual answer comes back as its result's text; any other as the link reads it.
+    pub(crate) async fn forward(&self, request: Forward) -> Result<Forwarded, ClientError> {
+        let _in_flight = self.in_flight();
+        let kept = Cell::new(None);
+        let timeout = self.cfg.timeout;
+        let exchange = self.exchange_for(&request.id, request.body, request.headers, Some(Passing::Text(&kept)));
+        let raw =
+            actix_rt::time::timeout(timeout, exchange).await.map_err(|_| ClientError::Timeout(timeout.as_secs()))??;
+        Ok(match kept.take() {
+            Some(text) => Forwarded::Text(text),
+            None => Forwarded::Value(raw),
+        })
     }
 
     /// A stateless request, with its `input_required` rounds answered by the client's

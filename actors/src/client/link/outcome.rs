@@ -3,9 +3,10 @@
 //! answer to a gateway's `tools/call` read straight into what it passes on ([`passed_result`]).
 
 use mcpd::jsonrpc::RequestId;
-use mcpd::model::{CallToolResult, ContentBlock};
+use mcpd::model::{CallToolResult, ContentBlock, PassedResult};
 use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::client::error::ClientError;
@@ -66,6 +67,27 @@ pub(super) fn passed_result(body: &[u8], id: &RequestId) -> Option<CallToolResul
     match serde_json::from_slice(body) {
         Ok(Response { id: Some(answered), result: Some(Passed(result)), error: Present(false) }) if answered == *id => {
             Some(result)
+        }
+        _ => None,
+    }
+}
+
+/// A `tools/call` answer's result kept as the text it came as, for a gateway's lane: only the
+/// usual answer — a `result` to request `id`, no `error` — whose result is a complete one of
+/// the shape [`PassedResult::check`] accepts. For anything else `None`, and the body is read as
+/// it would be without a lane.
+pub(super) fn passed_text(body: &[u8], id: &RequestId) -> Option<PassedResult> {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        id: Option<RequestId>,
+        #[serde(borrow)]
+        result: Option<&'a RawValue>,
+        #[serde(default)]
+        error: Present,
+    }
+    match serde_json::from_slice(body) {
+        Ok(Response { id: Some(answered), result: Some(result), error: Present(false) }) if answered == *id => {
+            PassedResult::check(result.to_owned())
         }
         _ => None,
     }
@@ -283,6 +305,35 @@ mod tests {
         assert!(
             matches!(read_whole(others[6], &id), Err(ClientError::Protocol(m)) if m.contains("content is not an array"))
         );
+    }
+
+    #[test]
+    fn a_lanes_usual_answer_is_kept_as_the_text_of_its_result_and_any_other_read_as_before() {
+        let id = RequestId::Number(7);
+        let result = r#"{"content":[{"type":"text","text":"a\"b"}],"extra":{"y":[1]},"resultType":"complete"}"#;
+        for body in [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#),
+            format!(r#"{{"result":{result},"id":7,"jsonrpc":"2.0","other":1}}"#),
+        ] {
+            let passed = passed_text(body.as_bytes(), &id).unwrap_or_else(|| panic!("kept: {body}"));
+            assert_eq!(passed.text(), result);
+        }
+        let others = [
+            // Not this request's, an error, a member twice, not JSON.
+            format!(r#"{{"jsonrpc":"2.0","id":8,"result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":"7","result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result},"error":null}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result},"result":{result}}}"#),
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#.to_owned(),
+            "<html>".to_owned(),
+            // A result the caller acts on, or of another shape.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"video"}],"resultType":"complete"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#.to_owned(),
+        ];
+        for body in others {
+            assert!(passed_text(body.as_bytes(), &id).is_none(), "{body}");
+        }
     }
 
     #[test]
