@@ -65,33 +65,33 @@ pub fn routing_headers(
     };
     let name = name_field.and_then(|f| params.get(f)).and_then(Value::as_str);
     let arguments = params.get("arguments").and_then(Value::as_object);
-    routing_headers_of(method, name, arguments, tool)
-}
-
-/// As [`routing_headers`], from the request's parts: the name its `Mcp-Name` carries (a tool's
-/// or prompt's name, a resource's URI, a task's id) and a tool call's arguments.
-///
-/// # Errors
-/// As [`routing_headers`].
-pub fn routing_headers_of(
-    method: &str,
-    name: Option<&str>,
-    arguments: Option<&Map<String, Value>>,
-    tool: Option<&[HeaderParam]>,
-) -> Result<Vec<(RoutingHeader, String)>, String> {
     let mut out = vec![(RoutingHeader::Method, method.to_owned())];
     if let Some(value) = name {
         out.push((RoutingHeader::Name, headers::encode_value(value)));
     }
     if let (Some(header_params), Some(arguments)) = (tool, arguments) {
-        for param in header_params {
-            let Some(value) = headers::argument_at(arguments, &param.path) else { continue };
-            let text = headers::param_text(value, param.kind)
-                .ok_or_else(|| format!("argument {} does not fit its x-mcp-header type", param.path.join(".")))?;
-            out.push((RoutingHeader::Param(param.name.clone()), headers::encode_value(&text)));
-        }
+        param_headers(arguments, header_params, &mut out)?;
     }
     Ok(out)
+}
+
+/// The `Mcp-Param-<Name>` headers of a tool call's `arguments` (one per annotated argument
+/// present and not null), added to `out`.
+///
+/// # Errors
+/// As [`routing_headers`].
+pub fn param_headers(
+    arguments: &Map<String, Value>,
+    tool: &[HeaderParam],
+    out: &mut Vec<(RoutingHeader, String)>,
+) -> Result<(), String> {
+    for param in tool {
+        let Some(value) = headers::argument_at(arguments, &param.path) else { continue };
+        let text = headers::param_text(value, param.kind)
+            .ok_or_else(|| format!("argument {} does not fit its x-mcp-header type", param.path.join(".")))?;
+        out.push((RoutingHeader::Param(param.name.clone()), headers::encode_value(&text)));
+    }
+    Ok(())
 }
 
 /// A tool a stateless client may call, with its `x-mcp-header` parameters.

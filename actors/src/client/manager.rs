@@ -36,7 +36,7 @@ use super::connection::{
 };
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
-use super::link::{Link, LinkConfig, LinkShare};
+use super::link::{Link, LinkConfig, LinkShare, ToolName};
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 use crate::counts::ActorCounts;
 
@@ -580,7 +580,7 @@ impl ClientManager {
     pub(crate) fn start_forward(
         &self,
         id: &str,
-        tool: &str,
+        tool: &ToolName,
         arguments: &Map<String, Value>,
         meta: Option<Map<String, Value>>,
         capabilities: Option<&ClientCapabilities>,
@@ -589,7 +589,7 @@ impl ClientManager {
         let none = Value::Object(Map::new());
         let caller = capabilities.map_or(&none, ClientCapabilities::value);
         let call = match link.forward_request(tool, arguments, meta.as_ref(), caller) {
-            Ok(request) => forward_tool_call(link, request, tool.to_owned()),
+            Ok(request) => forward_tool_call(link, request, tool.as_str().to_owned()),
             Err(error) => {
                 return Some(StartedForward { call: ThreadBound::new(std::future::ready(Err(error))), retry: None })
             }

@@ -25,5 +25,6 @@ pub use error::ClientError;
 pub use handlers::{
     CallHandlers, ClientHandlers, Handler, HandlerFuture, NotificationHook, NotificationSink, RequestAnswerer, Root,
 };
+pub(crate) use link::ToolName;
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};

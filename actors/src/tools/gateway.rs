@@ -51,7 +51,7 @@ use serde_json::{json, Map, Value};
 use crate::client::oauth::CredentialStore;
 use crate::client::{
     CallHandlers, ClientError, ClientHandlers, ClientManager, Handler, HandlerFuture, NotificationHook,
-    NotificationSink, Passed, RequestAnswerer, ServerRecord,
+    NotificationSink, Passed, RequestAnswerer, ServerRecord, ToolName,
 };
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
@@ -509,13 +509,20 @@ impl Gateway {
             for tool in exported {
                 // The server's id and the tool's remote name, shared by every call (no copies).
                 let names = Arc::new((id.to_owned(), tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned()));
-                let lane = Lane { gateway: gateway.clone(), names: names.clone() };
+                let lane = ToolName::new(&names.1).map(|tool| Lane {
+                    gateway: gateway.clone(),
+                    server: Arc::from(id),
+                    tool: Arc::new(tool),
+                });
                 let gateway = gateway.clone();
                 let handler = move |arguments: Map<String, Value>, ctx: ToolContext| {
                     let (gateway, names) = (gateway.clone(), names.clone());
                     async move { gateway.call(&names.0, &names.1, arguments, ctx).await }
                 };
-                catalog.add_tool_with_lane(tool, handler, lane);
+                match lane {
+                    Some(lane) => catalog.add_tool_with_lane(tool, handler, lane),
+                    None => catalog.add_tool(tool, handler),
+                };
             }
         });
         if skipped_count > skipped.len() {
@@ -703,7 +710,10 @@ fn trace_context<'m>(member: impl Fn(&str) -> Option<&'m Value>) -> Map<String, 
 /// satellite on this thread (a session, stdio, none made yet) is called the usual way.
 struct Lane {
     gateway: Arc<Gateway>,
-    names: Arc<(String, String)>,
+    /// The server's id.
+    server: Arc<str>,
+    /// The tool's name on the remote.
+    tool: Arc<ToolName>,
 }
 
 impl ToolLane for Lane {
@@ -713,14 +723,14 @@ impl ToolLane for Lane {
         call: &LaneCall<'_>,
     ) -> Option<BoxFuture<Result<LaneResult, ToolError>>> {
         let started = std::time::Instant::now();
-        let (server, tool) = (&self.names.0, &self.names.1);
         let meta = trace_context(|key| call.meta.and_then(|meta| meta.get(key)));
         let meta = (!meta.is_empty()).then_some(meta);
-        let call = self.gateway.manager.start_forward(server, tool, arguments, meta, call.client_capabilities)?;
-        let (gateway, names) = (self.gateway.clone(), self.names.clone());
+        let manager = &self.gateway.manager;
+        let call = manager.start_forward(&self.server, &self.tool, arguments, meta, call.client_capabilities)?;
+        let (gateway, server, tool) = (self.gateway.clone(), self.server.clone(), self.tool.clone());
         Some(Box::pin(async move {
-            let outcome = gateway.manager.finish_forward(&names.0, &names.1, call).await;
-            gateway.passed_on(&names.0, started, outcome)
+            let outcome = gateway.manager.finish_forward(&server, tool.as_str(), call).await;
+            gateway.passed_on(&server, started, outcome)
         }))
     }
 }

@@ -48,6 +48,40 @@ pub(super) fn trace_of(meta: Option<&serde_json::Map<String, serde_json::Value>>
     }
 }
 
+/// A tool's name with its `Mcp-Name` value, made once for the many calls of a gateway's lane.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolName {
+    name: String,
+    header: HeaderValue,
+}
+
+impl ToolName {
+    /// `name` with its header value (`None` if it could not be one: an encoded value always
+    /// can).
+    pub(crate) fn new(name: &str) -> Option<ToolName> {
+        let header = HeaderValue::try_from(mcpd::headers::encode_value(name)).ok()?;
+        Some(ToolName { name: name.to_owned(), header })
+    }
+
+    /// The name.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The routing headers of a `tools/call` of `tool`: `Mcp-Method`, `Mcp-Name`, then `params`
+/// (its arguments' `Mcp-Param-*`, as the core computes them).
+pub(super) fn call_routing(tool: &ToolName, params: Vec<(RoutingHeader, String)>) -> Result<Headers, ClientError> {
+    // Room for the version and the trace context the request adds.
+    let mut headers = Vec::with_capacity(params.len() + 5);
+    headers.push((METHOD.clone(), HeaderValue::from_static("tools/call")));
+    headers.push((NAME.clone(), tool.header.clone()));
+    if !params.is_empty() {
+        headers.extend(routing(params)?);
+    }
+    Ok(headers)
+}
+
 /// A stateless request's routing headers as the core computes them, typed.
 pub(super) fn routing(headers: Vec<(RoutingHeader, String)>) -> Result<Headers, ClientError> {
     headers

@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use mcpd::client::request::{routing_headers, routing_headers_of, RoutingHeader};
+use mcpd::client::request::{param_headers, routing_headers, RoutingHeader};
 use mcpd::jsonrpc::RequestId;
 use mcpd::model::PassedResult;
 use mcpd::version::ProtocolVersion;
@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::body::Param;
 use super::exchange::Passing;
-use super::headers::Headers;
+use super::headers::{Headers, ToolName};
 use super::{headers, CallEntry, Link};
 use crate::client::error::ClientError;
 
@@ -82,17 +82,21 @@ impl Link {
     /// they are (no params map is made for them).
     pub(crate) fn forward_request(
         &self,
-        name: &str,
+        tool: &ToolName,
         arguments: &Map<String, Value>,
         meta: Option<&Map<String, Value>>,
         caller: &Value,
     ) -> Result<Forward, ClientError> {
         const METHOD: &str = "tools/call";
-        let tool_params = self.tool_params(name);
-        let routing = routing_headers_of(METHOD, Some(name), Some(arguments), tool_params.as_deref());
-        let headers = stateless_headers(routing, meta)?;
+        let mut params = Vec::new();
+        if let Some(header_params) = self.tool_params(tool.as_str()) {
+            param_headers(arguments, &header_params, &mut params).map_err(ClientError::Protocol)?;
+        }
+        let mut headers = headers::call_routing(tool, params)?;
+        headers.push(headers::version(ProtocolVersion::STATELESS));
+        headers::trace_of(meta, &mut headers);
         let id = self.next_id();
-        let params = [("name", Param::Text(name)), ("arguments", Param::Object(arguments))];
+        let params = [("name", Param::Text(tool.as_str())), ("arguments", Param::Object(arguments))];
         let params = params.into_iter().chain(meta.map(|meta| ("_meta", Param::Object(meta))));
         let ours = if super::declares_tasks(METHOD) { &self.task_meta } else { &self.stateless_meta };
         let body =

@@ -52,6 +52,7 @@ use mcpd::tasks::TASKS_EXTENSION;
 use mcpd::version::ProtocolVersion;
 use serde_json::{Map, Value};
 
+pub(crate) use headers::ToolName;
 pub(crate) use input::{Forward, Forwarded};
 pub(crate) use outcome::outcome;
 pub(crate) use request::CancelSignal;

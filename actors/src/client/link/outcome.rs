@@ -4,7 +4,7 @@
 
 use mcpd::jsonrpc::RequestId;
 use mcpd::model::{CallToolResult, ContentBlock, PassedResult};
-use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -77,19 +77,99 @@ pub(super) fn passed_result(body: &[u8], id: &RequestId) -> Option<CallToolResul
 /// the shape [`PassedResult::check`] accepts. For anything else `None`, and the body is read as
 /// it would be without a lane.
 pub(super) fn passed_text(body: &[u8], id: &RequestId) -> Option<PassedResult> {
-    #[derive(Deserialize)]
-    struct Response<'a> {
-        id: Option<RequestId>,
-        #[serde(borrow)]
-        result: Option<&'a RawValue>,
-        #[serde(default)]
-        error: Present,
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let result = Envelope(id).deserialize(&mut deserializer).ok()??;
+    deserializer.end().ok()?;
+    PassedResult::check(result.to_owned())
+}
+
+/// A response's members, as [`passed_text`] reads them.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "camelCase")]
+enum EnvelopeMember {
+    Id,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+/// A response read for the result's text when it answers request `.0` without an error (each
+/// of `id`, `result`, `error` once at most); `None` for any other response.
+struct Envelope<'i>(&'i RequestId);
+
+impl<'de> DeserializeSeed<'de> for Envelope<'_> {
+    type Value = Option<&'de RawValue>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
     }
-    match serde_json::from_slice(body) {
-        Ok(Response { id: Some(answered), result: Some(result), error: Present(false) }) if answered == *id => {
-            PassedResult::check(result.to_owned())
+}
+
+impl<'de> Visitor<'de> for Envelope<'_> {
+    type Value = Option<&'de RawValue>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC response")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
+        let (mut answers, mut result, mut error) = (None, None, false);
+        while let Some(member) = members.next_key::<EnvelopeMember>()? {
+            match member {
+                EnvelopeMember::Id if answers.is_none() => answers = Some(members.next_value_seed(IdIs(self.0))?),
+                EnvelopeMember::Result if result.is_none() => result = Some(members.next_value::<&'de RawValue>()?),
+                EnvelopeMember::Error if !error => {
+                    members.next_value::<IgnoredAny>()?;
+                    error = true;
+                }
+                EnvelopeMember::Other => {
+                    members.next_value::<IgnoredAny>()?;
+                }
+                _ => return Err(A::Error::custom("a member is there twice")),
+            }
         }
-        _ => None,
+        Ok(result.filter(|_| answers == Some(true) && !error))
+    }
+}
+
+/// Whether an `id` is request `.0`'s, read without keeping it (an id of any other type is not).
+struct IdIs<'i>(&'i RequestId);
+
+impl<'de> DeserializeSeed<'de> for IdIs<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IdIs<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a request id")
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<bool, E> {
+        Ok(i64::try_from(n).is_ok_and(|n| *self.0 == RequestId::Number(n)))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<bool, E> {
+        Ok(*self.0 == RequestId::Number(n))
+    }
+    fn visit_str<E>(self, text: &str) -> Result<bool, E> {
+        Ok(matches!(self.0, RequestId::String(id) if **id == *text))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
     }
 }
 
@@ -318,10 +398,19 @@ mod tests {
             let passed = passed_text(body.as_bytes(), &id).unwrap_or_else(|| panic!("kept: {body}"));
             assert_eq!(passed.text(), result);
         }
+        let named = RequestId::String("a\"b".into());
+        let body = format!(r#"{{"jsonrpc":"2.0","id":"a\"b","result":{result}}}"#);
+        assert_eq!(passed_text(body.as_bytes(), &named).map(|p| p.text().to_owned()).as_deref(), Some(result));
+        assert!(passed_text(body.as_bytes(), &id).is_none());
         let others = [
             // Not this request's, an error, a member twice, not JSON.
             format!(r#"{{"jsonrpc":"2.0","id":8,"result":{result}}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":"7","result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7.0,"result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":[7],"result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"id":7,"result":{result}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}} trailing"#),
             format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result},"error":null}}"#),
             format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result},"result":{result}}}"#),
             r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#.to_owned(),
