@@ -114,6 +114,10 @@ pub enum LaneResult {
     Passed(PassedResult),
     /// A result, written out as the handler's are.
     Result(CallToolResult),
+    /// The call given back unserved — its attempt was refused before it was processed, in a way
+    /// only the handler's way answers (a gateway's `401` that the remote's connection answers
+    /// with OAuth): the tool's handler runs it.
+    Declined,
 }
 
 /// Renders a prompt.

@@ -455,7 +455,7 @@ mod tests {
             let text = serde_json::value::RawValue::from_string(TEXT.to_owned()).ok()?;
             Some(Ok(LaneResult::Passed(PassedResult::check(text)?)))
         };
-        let answers: [(&str, Answer); 6] = [
+        let answers: [(&str, Answer); 7] = [
             ("passed", passed),
             ("typed", || Some(Ok(LaneResult::Result(CallToolResult::text("typed"))))),
             ("failed", || Some(Err(ToolError::failed("remote down")))),
@@ -464,6 +464,7 @@ mod tests {
             }),
             ("panics", || panic!("lane broke")),
             ("declines", || None),
+            ("gives back", || Some(Ok(LaneResult::Declined))),
         ];
         let calls = Arc::new(AtomicUsize::new(0));
         let mut catalog = Catalog::new();
@@ -506,7 +507,8 @@ mod tests {
         let panicked = value(&call("panics", json!({}), stateless).outcome);
         assert!(panicked["content"][0]["text"].as_str().unwrap().contains("lane broke"));
         assert_eq!(value(&call("declines", json!({}), stateless).outcome)["content"][0]["text"], "handler");
-        assert_eq!(calls.load(Ordering::SeqCst), 6);
+        assert_eq!(value(&call("gives back", json!({}), stateless).outcome)["content"][0]["text"], "handler");
+        assert_eq!(calls.load(Ordering::SeqCst), 7);
         // Not plain: an earlier era, answers to a round (the handler's rounds check the state).
         assert_eq!(
             value(&call("passed", json!({}), ProtocolVersion::V2025_11_25).outcome)["content"][0]["text"],
@@ -516,7 +518,7 @@ mod tests {
         assert_eq!(value(&call("asks", retry, stateless).outcome)["content"][0]["text"], "handler");
         let forged = call("asks", json!({"requestState": "forged"}), stateless);
         assert!(matches!(forged.outcome, Err(ProtocolError::InvalidParams(_))));
-        assert_eq!(calls.load(Ordering::SeqCst), 6, "the lane ran none of those");
+        assert_eq!(calls.load(Ordering::SeqCst), 7, "the lane ran none of those");
     }
 
     #[test]

@@ -100,7 +100,11 @@ impl McpServer {
                 LaneCall { meta: rounds.meta.as_deref(), client_capabilities: scope.client_capabilities.as_ref() };
             let started = std::panic::catch_unwind(AssertUnwindSafe(|| lane.start(&arguments, &call)));
             match started {
-                Ok(Some(started)) => return self.lane_call(scope, operation, arguments, rounds, started).await,
+                Ok(Some(started)) => {
+                    if let Some(reply) = self.lane_call(scope, operation, &arguments, &rounds, started).await {
+                        return reply;
+                    }
+                }
                 Ok(None) => {}
                 Err(panic) => {
                     return Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), Era::Stateless))
@@ -125,34 +129,41 @@ impl McpServer {
 
     /// A plain call run by its tool's lane ([`crate::catalog::ToolLane`]): its result, or what
     /// the handler's rounds would make of the same outcome — a failure is an `isError` result,
-    /// a request for input this call's own `input_required` round.
+    /// a request for input this call's own `input_required` round; `None` when the lane gave
+    /// the call back ([`LaneResult::Declined`]).
     async fn lane_call(
         &self,
         scope: &Scope,
         operation: Operation<'_>,
-        arguments: Map<String, Value>,
-        inputs: RoundInputs,
+        arguments: &Map<String, Value>,
+        inputs: &RoundInputs,
         call: BoxFuture<Result<LaneResult, ToolError>>,
-    ) -> Result<Reply, ProtocolError> {
+    ) -> Option<Result<Reply, ProtocolError>> {
         let era = Era::Stateless;
         let outcome = match AssertUnwindSafe(call).catch_unwind().await {
             Ok(outcome) => outcome,
-            Err(panic) => return Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), era)),
+            Err(panic) => return Some(Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), era))),
         };
-        Ok(match outcome {
+        Some(Ok(match outcome {
             Ok(LaneResult::Passed(result)) => Reply::Passed(result),
             Ok(LaneResult::Result(result)) => Reply::tool(result, era),
+            Ok(LaneResult::Declined) => return None,
             Err(ToolError::Failed(message)) => Reply::tool(CallToolResult::error(message), era),
-            Err(ToolError::Protocol(error)) => return Err(error),
+            Err(ToolError::Protocol(error)) => return Some(Err(error)),
             Err(ToolError::InputRequired(input)) => {
-                let start = self.start_rounds(scope, operation, &arguments, inputs)?;
-                match self.stateless_input::<CallToolResult>(scope, operation, &arguments, &start, input)? {
-                    Rounds::Complete(result) => Reply::tool(result, era),
-                    Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
-                    Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+                // A plain call carries no round inputs: only its `_meta` goes into the context.
+                let inputs = RoundInputs { meta: inputs.meta.clone(), ..RoundInputs::default() };
+                let rounds = self.start_rounds(scope, operation, arguments, inputs).and_then(|start| {
+                    self.stateless_input::<CallToolResult>(scope, operation, arguments, &start, input)
+                });
+                match rounds {
+                    Ok(Rounds::Complete(result)) => Reply::tool(result, era),
+                    Ok(Rounds::Failed(message)) => Reply::tool(CallToolResult::error(message), era),
+                    Ok(Rounds::InputRequired(result)) => Reply::Value(Value::Object(result)),
+                    Err(error) => return Some(Err(error)),
                 }
             }
-        })
+        }))
     }
 
     /// The task service, when this call may become a task: the 2026-07-28 wire, a tool whose

@@ -261,8 +261,8 @@ type CallExtras = (Option<Map<String, Value>>, Option<CallHandlers>);
 /// A gateway's plain call started on a satellite ([`ClientManager::start_forward`]).
 pub(crate) struct StartedForward {
     call: ThreadBound,
-    /// With OAuth: the arguments and extras to send it again through the connection.
-    retry: Option<(Map<String, Value>, CallExtras)>,
+    /// Whether the connection answers a `401` with OAuth.
+    oauth: bool,
 }
 
 /// A call on this thread's satellite, its panic contained, as a future the caller may hold on
@@ -582,39 +582,33 @@ impl ClientManager {
         id: &str,
         tool: &ToolName,
         arguments: &Map<String, Value>,
-        meta: Option<Map<String, Value>>,
+        meta: Option<&Map<String, Value>>,
         capabilities: Option<&ClientCapabilities>,
     ) -> Option<StartedForward> {
         let (link, share) = self.satellite(id)?;
         let none = Value::Object(Map::new());
         let caller = capabilities.map_or(&none, ClientCapabilities::value);
-        let call = match link.forward_request(tool, arguments, meta.as_ref(), caller) {
-            Ok(request) => forward_tool_call(link, request, tool.as_str().to_owned()),
-            Err(error) => {
-                return Some(StartedForward { call: ThreadBound::new(std::future::ready(Err(error))), retry: None })
-            }
+        let call = match link.forward_request(tool, arguments, meta, caller) {
+            Ok(request) => contained_call(forward_tool_call(link, request, tool.as_str().to_owned())),
+            Err(error) => ThreadBound::new(std::future::ready(Err(error))),
         };
-        // As on the usual way: with OAuth, a call the server refuses is sent again through the
-        // connection, which answers the challenge.
-        let retry = share.oauth().then(|| {
-            let capabilities = capabilities.cloned().unwrap_or_else(|| ClientCapabilities::from(none));
-            let handlers = CallHandlers { relay_input: true, capabilities: Some(capabilities), ..Default::default() };
-            (arguments.clone(), (meta, Some(handlers)))
-        });
-        Some(StartedForward { call: contained_call(call), retry })
+        Some(StartedForward { call, oauth: share.oauth() })
     }
 
-    /// Waits for a call started by [`ClientManager::start_forward`].
-    ///
-    /// # Errors
-    /// As [`ClientManager::call_tool`].
+    /// Waits for a call started by [`ClientManager::start_forward`]: `None` when the server
+    /// refused it (`401`/`403`, so it was not processed) and the connection may answer that
+    /// with OAuth — the call goes the usual way then, which sends it through the connection
+    /// (no copy of every call's arguments is kept for that rare case).
     pub(crate) async fn finish_forward(
         &self,
         id: &str,
-        tool: &str,
         started: StartedForward,
-    ) -> Result<Passed, ClientError> {
-        self.finish(id, tool, started.call, started.retry).await
+    ) -> Option<Result<Passed, ClientError>> {
+        match started.call.await {
+            Err(error) if started.oauth && error.is_unauthorized() => None,
+            Ok(Passed::Raw(result)) => Some(self.named(id, Ok(result)).map(Passed::Raw)),
+            outcome => Some(outcome),
+        }
     }
 
     /// Waits for a call on a satellite: a refusal with OAuth is sent again through the

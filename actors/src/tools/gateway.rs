@@ -551,6 +551,7 @@ impl Gateway {
         match self.passed_on(server, started, outcome)? {
             LaneResult::Result(result) => Ok(result),
             // Only a lane's call is answered so; read as a result all the same.
+            LaneResult::Declined => Err(ToolError::failed(format!("remote server {server} refused the call"))),
             LaneResult::Passed(text) => text.to_call_result().map_err(|e| {
                 ToolError::failed(format!("remote server {server} answered a result of the wrong shape: {e}"))
             }),
@@ -726,11 +727,15 @@ impl ToolLane for Lane {
         let meta = trace_context(|key| call.meta.and_then(|meta| meta.get(key)));
         let meta = (!meta.is_empty()).then_some(meta);
         let manager = &self.gateway.manager;
-        let call = manager.start_forward(&self.server, &self.tool, arguments, meta, call.client_capabilities)?;
-        let (gateway, server, tool) = (self.gateway.clone(), self.server.clone(), self.tool.clone());
+        let call =
+            manager.start_forward(&self.server, &self.tool, arguments, meta.as_ref(), call.client_capabilities)?;
+        let (gateway, server) = (self.gateway.clone(), self.server.clone());
         Some(Box::pin(async move {
-            let outcome = gateway.manager.finish_forward(&server, tool.as_str(), call).await;
-            gateway.passed_on(&server, started, outcome)
+            match gateway.manager.finish_forward(&server, call).await {
+                Some(outcome) => gateway.passed_on(&server, started, outcome),
+                // Refused unprocessed, for the connection's OAuth to answer: the usual way.
+                None => Ok(LaneResult::Declined),
+            }
         }))
     }
 }
