@@ -18,7 +18,9 @@ use super::CallToolResult;
 /// server knows (`text`, `image`, `audio`, `resource_link`, `resource`) and that type's
 /// required members as strings (a `resource`'s `resource` an object), `structuredContent` and
 /// `_meta` are objects, `isError` a boolean. Anything inside those (a block's annotations, the
-/// structured content, members this server does not know) is passed on as it came.
+/// structured content, members this server does not know) is passed on as it came. The text
+/// has no line break (a pretty-printed result is not kept as text: it is read and written out
+/// again, on one line).
 #[derive(Debug, Clone)]
 pub struct PassedResult {
     text: Box<RawValue>,
@@ -29,6 +31,11 @@ impl PassedResult {
     /// The result in `text` (a JSON value's text, as [`RawValue`] keeps it), when it is a
     /// complete tool result of the shape described on [`PassedResult`]; `None` otherwise.
     pub fn check(text: Box<RawValue>) -> Option<PassedResult> {
+        // A line break can only be white space between tokens (a string escapes its own): the
+        // text is kept on one line, so that it is a valid SSE `data:` line wherever it is written.
+        if text.get().bytes().any(|b| b == b'\n' || b == b'\r') {
+            return None;
+        }
         let Shape { is_error } = serde_json::from_str(text.get()).ok()?;
         Some(PassedResult { text, is_error })
     }
@@ -299,11 +306,14 @@ mod tests {
         let results = [
             r#"{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}"#,
             r#"{"resultType":"complete","content":[],"isError":true,"_meta":{"k":[1]},"x":{"y":null}}"#,
-            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"priority":0.5}},
-                {"type":"audio","data":"AA==","mimeType":"audio/wav"},{"type":"resource_link","uri":"file:///a","name":"a"},
-                {"type":"resource","resource":{"uri":"file:///a","text":"t"}},{"text":"type last","type":"text","new":1}],
-                "structuredContent":{"a":1e3},"resultType":"complete"}"#,
+            concat!(
+                r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"priority":0.5}},"#,
+                r#"{"type":"audio","data":"AA==","mimeType":"audio/wav"},{"type":"resource_link","uri":"file:///a","name":"a"},"#,
+                r#"{"type":"resource","resource":{"uri":"file:///a","text":"t"}},{"text":"type last","type":"text","new":1}],"#,
+                r#""structuredContent":{"a":1e3},"resultType":"complete"}"#
+            ),
             r#"{"content":[{"type":"t\u0065xt","text":"escaped"}],"resultType":"c\u006fmplete"}"#,
+            r#"{"content":[{"type":"text","text":"a line\nbreak, escaped"}], "resultType" : "complete"}"#,
         ];
         for text in results {
             let passed = check(text).unwrap_or_else(|| panic!("passed: {text}"));
@@ -345,6 +355,9 @@ mod tests {
             r#"{"content":[],"isError":"yes","resultType":"complete"}"#,
             r#"{"content":[],"structuredContent":[1],"resultType":"complete"}"#,
             r#"{"content":[],"_meta":5,"resultType":"complete"}"#,
+            // Pretty-printed: a line break between tokens.
+            "{\"content\":[],\n\"resultType\":\"complete\"}",
+            "{\"content\":[],\r\"resultType\":\"complete\"}",
             // Not an object.
             r#"[]"#,
             r#"null"#,

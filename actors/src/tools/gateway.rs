@@ -509,11 +509,8 @@ impl Gateway {
             for tool in exported {
                 // The server's id and the tool's remote name, shared by every call (no copies).
                 let names = Arc::new((id.to_owned(), tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned()));
-                let lane = ToolName::new(&names.1).map(|tool| Lane {
-                    gateway: gateway.clone(),
-                    server: Arc::from(id),
-                    tool: Arc::new(tool),
-                });
+                let lane =
+                    ToolName::new(&names.1).map(|tool| Lane { gateway: gateway.clone(), server: Arc::from(id), tool });
                 let gateway = gateway.clone();
                 let handler = move |arguments: Map<String, Value>, ctx: ToolContext| {
                     let (gateway, names) = (gateway.clone(), names.clone());
@@ -714,7 +711,7 @@ struct Lane {
     /// The server's id.
     server: Arc<str>,
     /// The tool's name on the remote.
-    tool: Arc<ToolName>,
+    tool: ToolName,
 }
 
 impl ToolLane for Lane {
