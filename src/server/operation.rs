@@ -2,12 +2,12 @@
 //! and `completion/complete`: params checked, the handler found in the request's catalog
 //! snapshot and run through its MRTR rounds, the outcome shaped into a result object.
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
-
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures_util::FutureExt as _;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 
 use super::call_params::{arguments_object, member, CallParams, RoundInputs};
 use super::reply::Reply;
@@ -20,7 +20,6 @@ use crate::jsonrpc::{ClientCapabilities, RequestMeta};
 use crate::model::CallToolResult;
 use crate::tasks::{missing_extension, TaskSupport};
 use crate::version::Era;
-use std::sync::Arc;
 
 /// The tool a `tools/call` names, when the catalog has it.
 pub(super) fn named_tool<'c>(params: Option<&Map<String, Value>>, catalog: &'c Catalog) -> Option<&'c ToolEntry> {
@@ -35,6 +34,16 @@ fn is_plain(scope: &Scope, rounds: &RoundInputs) -> bool {
         && scope.peer.is_none()
         && rounds.input_responses.is_none()
         && rounds.request_state.is_none()
+}
+
+/// A tool call's reply from how its rounds ended: its result, a failure as an `isError` result,
+/// or (only on the stateless wire, already `"resultType": "input_required"`) its round.
+fn tool_reply(rounds: Rounds<CallToolResult>, era: Era) -> Reply {
+    match rounds {
+        Rounds::Complete(result) => Reply::tool(result, era),
+        Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
+        Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
+    }
 }
 
 /// The string `name` of a tool or prompt call.
@@ -106,9 +115,7 @@ impl McpServer {
                     }
                 }
                 Ok(None) => {}
-                Err(panic) => {
-                    return Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), Era::Stateless))
-                }
+                Err(panic) => return Ok(tool_reply(Rounds::Failed(panicked(operation, &panic)), Era::Stateless)),
             }
         }
         let start = self.start_rounds(scope, operation, &arguments, rounds)?;
@@ -118,13 +125,7 @@ impl McpServer {
         let handler = &entry.handler;
         let rounds =
             self.run_rounds(scope, operation, &arguments, start, |ctx| handler.call(arguments.clone(), ctx)).await?;
-        let era = scope.version.era();
-        Ok(match rounds {
-            Rounds::Complete(result) => Reply::tool(result, era),
-            Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
-            // Only on the stateless wire, and already `"resultType": "input_required"`.
-            Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
-        })
+        Ok(tool_reply(rounds, scope.version.era()))
     }
 
     /// A plain call run by its tool's lane ([`crate::catalog::ToolLane`]): its result, or what
@@ -139,31 +140,29 @@ impl McpServer {
         inputs: &RoundInputs,
         call: BoxFuture<Result<LaneResult, ToolError>>,
     ) -> Option<Result<Reply, ProtocolError>> {
-        let era = Era::Stateless;
         let outcome = match AssertUnwindSafe(call).catch_unwind().await {
             Ok(outcome) => outcome,
-            Err(panic) => return Some(Ok(Reply::tool(CallToolResult::error(panicked(operation, &panic)), era))),
+            Err(panic) => return Some(Ok(tool_reply(Rounds::Failed(panicked(operation, &panic)), Era::Stateless))),
         };
-        Some(Ok(match outcome {
-            Ok(LaneResult::Passed(result)) => Reply::Passed(result),
-            Ok(LaneResult::Result(result)) => Reply::tool(result, era),
+        let rounds = match outcome {
+            Ok(LaneResult::Passed(result)) => return Some(Ok(Reply::Passed(result))),
+            Ok(LaneResult::Result(result)) => Rounds::Complete(result),
             Ok(LaneResult::Declined) => return None,
-            Err(ToolError::Failed(message)) => Reply::tool(CallToolResult::error(message), era),
+            Err(ToolError::Failed(message)) => Rounds::Failed(message),
             Err(ToolError::Protocol(error)) => return Some(Err(error)),
             Err(ToolError::InputRequired(input)) => {
                 // A plain call carries no round inputs: only its `_meta` goes into the context.
                 let inputs = RoundInputs { meta: inputs.meta.clone(), ..RoundInputs::default() };
-                let rounds = self.start_rounds(scope, operation, arguments, inputs).and_then(|start| {
-                    self.stateless_input::<CallToolResult>(scope, operation, arguments, &start, input)
-                });
+                let rounds = self
+                    .start_rounds(scope, operation, arguments, inputs)
+                    .and_then(|start| self.stateless_input(scope, operation, arguments, &start, input));
                 match rounds {
-                    Ok(Rounds::Complete(result)) => Reply::tool(result, era),
-                    Ok(Rounds::Failed(message)) => Reply::tool(CallToolResult::error(message), era),
-                    Ok(Rounds::InputRequired(result)) => Reply::Value(Value::Object(result)),
+                    Ok(rounds) => rounds,
                     Err(error) => return Some(Err(error)),
                 }
             }
-        }))
+        };
+        Some(Ok(tool_reply(rounds, Era::Stateless)))
     }
 
     /// The task service, when this call may become a task: the 2026-07-28 wire, a tool whose
@@ -230,11 +229,7 @@ impl McpServer {
                 self.stateless_input(scope, operation, &arguments, &start, input)?
             }
         };
-        Ok(match rounds {
-            Rounds::Complete(result) => Reply::tool(result, era),
-            Rounds::Failed(message) => Reply::tool(CallToolResult::error(message), era),
-            Rounds::InputRequired(result) => Reply::Value(Value::Object(result)),
-        })
+        Ok(tool_reply(rounds, era))
     }
 
     pub(super) async fn get_prompt(
