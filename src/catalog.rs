@@ -434,50 +434,32 @@ impl Catalog {
         self.tools.keys().cloned().collect()
     }
 
-    /// One page of tools starting after the key `after`.
-    pub(crate) fn tool_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Tool>>, Option<String>) {
-        page(&self.tools, after, size, |_| true, |e| e.definition.clone())
+    /// One page of the tools `keep` keeps (a caller's view), starting after the key `after`.
+    pub(crate) fn tool_page(&self, after: Option<&str>, size: usize, keep: Keep<'_>) -> Page<Tool> {
+        page(&self.tools, after, size, keep, |e| e.definition.clone())
     }
 
-    /// One page of the tools `visible` keeps (a caller's per-tool scopes), starting after `after`.
-    pub(crate) fn visible_tool_page(
-        &self,
-        after: Option<&str>,
-        size: usize,
-        visible: &dyn Fn(&str) -> bool,
-    ) -> (Vec<Arc<Tool>>, Option<String>) {
-        page(&self.tools, after, size, visible, |e| e.definition.clone())
+    /// One page of the prompts `keep` keeps, after `after`.
+    pub(crate) fn prompt_page(&self, after: Option<&str>, size: usize, keep: Keep<'_>) -> Page<Prompt> {
+        page(&self.prompts, after, size, keep, |e| e.definition.clone())
     }
 
-    /// One page of prompts.
-    pub(crate) fn prompt_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Prompt>>, Option<String>) {
-        page(&self.prompts, after, size, |_| true, |e| e.definition.clone())
+    /// One page of the resources `keep` keeps (by URI), after `after`.
+    pub(crate) fn resource_page(&self, after: Option<&str>, size: usize, keep: Keep<'_>) -> Page<Resource> {
+        page(&self.resources, after, size, keep, |e| e.definition.clone())
     }
 
-    /// One page of the prompts `visible` keeps (an access-file client's globs), after `after`.
-    pub(crate) fn visible_prompt_page(
-        &self,
-        after: Option<&str>,
-        size: usize,
-        visible: &dyn Fn(&str) -> bool,
-    ) -> (Vec<Arc<Prompt>>, Option<String>) {
-        page(&self.prompts, after, size, visible, |e| e.definition.clone())
-    }
-
-    /// One page of resources.
-    pub(crate) fn resource_page(&self, after: Option<&str>, size: usize) -> (Vec<Arc<Resource>>, Option<String>) {
-        page(&self.resources, after, size, |_| true, |e| e.definition.clone())
-    }
-
-    /// One page of templates.
-    pub(crate) fn template_page(
-        &self,
-        after: Option<&str>,
-        size: usize,
-    ) -> (Vec<Arc<ResourceTemplate>>, Option<String>) {
-        page(&self.templates, after, size, |_| true, |e| e.definition.clone())
+    /// One page of the templates `keep` keeps (by URI template), after `after`.
+    pub(crate) fn template_page(&self, after: Option<&str>, size: usize, keep: Keep<'_>) -> Page<ResourceTemplate> {
+        page(&self.templates, after, size, keep, |e| e.definition.clone())
     }
 }
+
+/// Which entries of a list a caller sees, by key (name, URI or URI template).
+pub(crate) type Keep<'a> = &'a dyn Fn(&str) -> bool;
+
+/// One page of a list: its items and, when more remain, the key to continue after.
+pub(crate) type Page<T> = (Vec<Arc<T>>, Option<String>);
 
 /// Takes up to `size` entries after the key `after`; the second value is the key to continue
 /// after, when more remain.
@@ -485,7 +467,7 @@ fn page<E, T>(
     map: &BTreeMap<String, E>,
     after: Option<&str>,
     size: usize,
-    keep: impl Fn(&str) -> bool,
+    keep: Keep<'_>,
     f: impl Fn(&E) -> T,
 ) -> (Vec<T>, Option<String>) {
     use std::ops::Bound;

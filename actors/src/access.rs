@@ -43,6 +43,8 @@ struct Policy {
     clients: Vec<Arc<AccessClient>>,
     /// How each client of `clients` authenticates (`key`, `keyEnv`, `keyFile`, `token`).
     kinds: Vec<&'static str>,
+    /// The key files read (mcpd never serves them).
+    key_files: Vec<PathBuf>,
 }
 
 /// The access file's policy, swappable at run time.
@@ -118,6 +120,19 @@ impl AccessControl {
         self.path.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// The files this policy was read from: the access file and the key files it names (mcpd
+    /// never serves them; see [`crate::tools::deny`]).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.path()];
+        files.extend(self.current().key_files.iter().cloned());
+        files
+    }
+
+    /// Whether some client's key is written in the access file itself.
+    pub fn has_inline_keys(&self) -> bool {
+        self.current().kinds.contains(&"key")
+    }
+
     fn current(&self) -> Arc<Policy> {
         self.policy.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
@@ -168,6 +183,7 @@ impl AccessControl {
                     "auth": kind,
                     "tools": client.tools.patterns(),
                     "prompts": client.prompts.patterns(),
+                    "resources": client.resources.patterns(),
                     "rateLimit": client.rate_limit.map(|l| json!({"perMinute": l.per_minute, "burst": l.burst})),
                     "calls": calls,
                 })
@@ -205,6 +221,9 @@ fn read_policy(path: &Path, previous: Option<&Policy>) -> Result<Policy, String>
             credential => {
                 let key =
                     resolve_key(spec, base).map_err(|e| format!("access file {shown}: client {:?}: {e}", spec.name))?;
+                if let Credential::KeyFile(file) = credential {
+                    policy.key_files.push(base.join(file));
+                }
                 if let Some((_, other)) = keys.iter().find(|(k, _)| *k == key) {
                     return Err(format!(
                         "access file {shown}: clients {other:?} and {:?} have the same key",

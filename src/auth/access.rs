@@ -1,5 +1,5 @@
-//! Per-client access (`--access FILE`): which tools and prompts each named client sees and may
-//! call, how it is recognised (an API key, or an OAuth token's subject or scopes), and how fast
+//! Per-client access (`--access FILE`): which tools, prompts and resources each named client
+//! sees and may use, how it is recognised (an API key, or an OAuth token's subject or scopes), and how fast
 //! it may call. The rules without I/O: the file's shape and its exact errors ([`parse`]), the
 //! glob allow-lists ([`Globs`], the `enabledTools` matcher), the token bucket ([`TokenBucket`])
 //! and the per-client call counts ([`CallCounts`]). The runtime reads the file (and the keys it
@@ -8,15 +8,16 @@
 //! ```json
 //! {"clients": [
 //!   {"name": "ci", "keyEnv": "MCPD_CI_KEY", "tools": ["docs__*", "echo"], "prompts": ["docs__*"],
-//!    "rateLimit": {"perMinute": 120, "burst": 20}},
+//!    "resources": ["file:///docs/*"], "rateLimit": {"perMinute": 120, "burst": 20}},
 //!   {"name": "ops", "subject": "ops-bot", "tools": ["*"]}
 //! ]}
 //! ```
 //!
 //! A client's credential is one of `key` (inline), `keyEnv` (an environment variable) or
 //! `keyFile` (a file, relative to the access file's directory), or an OAuth match: `subject`
-//! and/or `scopes` (every listed scope granted). `tools` and `prompts` are glob lists (`*`, `?`);
-//! absent, the client sees none. A tool or prompt outside them is unknown to the client.
+//! and/or `scopes` (every listed scope granted). `tools`, `prompts` and `resources` (resource
+//! URIs) are glob lists (`*`, `?`); absent, the client sees none of that kind. Anything outside
+//! them is unknown to the client ([`crate::server::screen`]).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,7 +29,7 @@ use super::oauth::Granted;
 
 /// Most clients an access file may name (each is a label value of the metrics).
 pub const MAX_CLIENTS: usize = 1000;
-/// Most patterns in one client's `tools` or `prompts`.
+/// Most patterns in one client's `tools`, `prompts` or `resources`.
 pub const MAX_PATTERNS: usize = 256;
 /// Longest client name.
 pub const MAX_NAME: usize = 64;
@@ -59,6 +60,21 @@ impl Globs {
         }
         let name: Vec<char> = name.chars().collect();
         self.compiled.iter().any(|p| crate::config::glob_match(p, &name))
+    }
+
+    /// Whether some pattern may match a name that starts with `prefix` (a resource template's
+    /// text before its first expression): the pattern's text before its first wildcard and
+    /// `prefix` agree as far as both go.
+    pub fn may_match_prefix(&self, prefix: &str) -> bool {
+        self.patterns.iter().any(|pattern| {
+            let literal = &pattern[..pattern.find(['*', '?']).unwrap_or(pattern.len())];
+            literal.starts_with(prefix) || prefix.starts_with(literal)
+        })
+    }
+
+    /// Whether the list has no pattern (then it matches nothing).
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
     }
 
     /// The patterns as written.
@@ -133,6 +149,8 @@ pub struct ClientSpec {
     pub tools: Vec<String>,
     /// The prompts it sees and may get.
     pub prompts: Vec<String>,
+    /// The resource URIs (and templates) it sees and may read.
+    pub resources: Vec<String>,
     /// Its rate limit on `tools/call`, if any.
     pub rate_limit: Option<RateLimit>,
 }
@@ -150,8 +168,8 @@ fn invalid(message: String) -> AccessFileError {
     AccessFileError { message }
 }
 
-const CLIENT_FIELDS: [&str; 9] =
-    ["name", "key", "keyEnv", "keyFile", "subject", "scopes", "tools", "prompts", "rateLimit"];
+const CLIENT_FIELDS: [&str; 10] =
+    ["name", "key", "keyEnv", "keyFile", "subject", "scopes", "tools", "prompts", "resources", "rateLimit"];
 
 /// Reads an access file's text into its clients, in file order.
 ///
@@ -201,11 +219,12 @@ fn parse_client(index: usize, entry: &Value) -> Result<ClientSpec, AccessFileErr
     let credential = credential(entry).map_err(at)?;
     let tools = patterns(entry, "tools").map_err(at)?;
     let prompts = patterns(entry, "prompts").map_err(at)?;
+    let resources = patterns(entry, "resources").map_err(at)?;
     let rate_limit = match entry.get("rateLimit") {
         None | Some(Value::Null) => None,
         Some(value) => Some(rate_limit(value).map_err(at)?),
     };
-    Ok(ClientSpec { name, credential, tools, prompts, rate_limit })
+    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit })
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {
@@ -394,6 +413,8 @@ pub struct AccessClient {
     pub tools: Globs,
     /// The prompts it sees and may get.
     pub prompts: Globs,
+    /// The resource URIs it sees and may read (and the templates that may produce them).
+    pub resources: Globs,
     /// Its rate limit as declared.
     pub rate_limit: Option<RateLimit>,
     /// Its bucket (with a rate limit).
@@ -409,6 +430,7 @@ impl AccessClient {
             name: spec.name.as_str().into(),
             tools: Globs::new(spec.tools.clone()),
             prompts: Globs::new(spec.prompts.clone()),
+            resources: Globs::new(spec.resources.clone()),
             rate_limit: spec.rate_limit,
             bucket: spec.rate_limit.map(|limit| Mutex::new(TokenBucket::new(limit, now))),
             calls,
@@ -481,7 +503,7 @@ mod tests {
             (r#"{"clients": [{"name": "-", "key": "k"}]}"#, "clients[0]: name \"-\" is reserved (it labels callers that are no client of the file)"),
             (r#"{"clients": [{"name": "a b", "key": "k"}]}"#, "clients[0]: name \"a b\" may hold only ASCII letters, digits, '_', '-' and '.'"),
             (r#"{"clients": [{"name": "", "key": "k"}]}"#, "clients[0]: name \"\" must have 1 to 64 characters"),
-            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, rateLimit)"),
+            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit)"),
             (r#"{"clients": [{"name": "a"}]}"#, "client \"a\": no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\""),
             (r#"{"clients": [{"name": "a", "key": "k", "keyEnv": "K"}]}"#, "client \"a\": give only one of \"key\", \"keyEnv\" and \"keyFile\""),
             (r#"{"clients": [{"name": "a", "key": "k", "subject": "s"}]}"#, "client \"a\": a key and a token match (\"subject\"/\"scopes\") exclude each other"),

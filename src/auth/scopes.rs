@@ -72,7 +72,8 @@ impl ToolScopes {
 
 /// What one authenticated caller may do: its grant and the rules (the `tools/list` filter and
 /// the `tools/call` check a transport carries in its request's [`crate::server::Scope`]), and,
-/// for a client of the access file, its allow-lists.
+/// for a client of the access file, its allow-lists. [`crate::server::screen`] applies it to
+/// every method.
 #[derive(Debug, Clone)]
 pub struct Access {
     /// What the token granted (nothing for an API key).
@@ -101,10 +102,21 @@ impl Access {
         self.client.as_ref().is_none_or(|c| c.prompts.matches(prompt))
     }
 
-    /// Whether prompts are filtered for this caller at all.
-    pub fn filters_prompts(&self) -> bool {
-        self.client.is_some()
+    /// Whether the caller may read (and so see, and subscribe to) the resource at `uri`.
+    pub fn may_read(&self, uri: &str) -> bool {
+        self.client.as_ref().is_none_or(|c| c.resources.matches(uri))
     }
+
+    /// Whether the caller sees the resource template `uri_template`: its text itself is
+    /// allowed, or some pattern may match a URI it produces (see
+    /// [`super::access::Globs::may_match_prefix`]); reads through it are judged URI by URI.
+    pub fn may_see_template(&self, uri_template: &str) -> bool {
+        self.client.as_ref().is_none_or(|c| {
+            let literal = &uri_template[..uri_template.find('{').unwrap_or(uri_template.len())];
+            c.resources.matches(uri_template) || c.resources.may_match_prefix(literal)
+        })
+    }
+
 }
 
 #[cfg(test)]

@@ -14,11 +14,12 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::list::{visible_prompts, visible_tools, PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::method::Method;
-use super::operation::{complete, named_tool, unknown_prompt};
-use super::options::{CacheHint, CacheScope};
+use super::operation::{complete, named_tool};
+use super::options::CacheHint;
 use super::reply::Reply;
+use super::screen::{Kind, Screen};
 use super::{parse_level, McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::ProtocolError;
@@ -94,8 +95,20 @@ impl McpServer {
             Some(catalog) => catalog.clone(),
             None => self.catalog(),
         };
+        // The screen first: a primitive the caller may not see is served from an empty catalog,
+        // so that it answers as one that does not exist (the metrics still know the tool).
+        let screen = Screen::new(scope.access.as_deref());
+        let hidden = screen.hides(method, request.params.as_ref()).is_some();
         let tool = if method == Method::ToolsCall { named_tool(request.params.as_ref(), &catalog) } else { None };
-        let work = pin!(self.dispatch(method, request, scope, &catalog, tool));
+        let empty;
+        let (served, served_tool) = match hidden {
+            true => {
+                empty = Catalog::new();
+                (&empty, None)
+            }
+            false => (&*catalog, tool),
+        };
+        let work = pin!(self.dispatch(method, request, scope, screen, served, served_tool));
         let outcome = match select(work, pin!(limit.expired)).await {
             Either::Left((outcome, _)) => outcome,
             Either::Right(((), _)) => timed_out(method, scope.version.era(), limit.duration),
@@ -108,6 +121,7 @@ impl McpServer {
         method: Method,
         request: Request,
         scope: &Scope,
+        screen: Screen<'_>,
         catalog: &Catalog,
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
@@ -122,68 +136,40 @@ impl McpServer {
                 parse_level(&params)?;
                 (Map::new(), None)
             }
-            // `execution.taskSupport` belongs to the tasks extension of the 2026-07-28 wire.
-            (Method::ToolsList, Era::Stateful) if catalog.tools().any(|t| t.definition.execution.is_some()) => {
-                let mut result = match &scope.access {
-                    None => TOOLS.result(catalog, &params, size)?,
-                    Some(access) => visible_tools(catalog, &params, size, &|name: &str| access.may_call(name))?,
-                };
-                if let Some(Value::Array(tools)) = result.get_mut("tools") {
-                    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                        tool.remove("execution");
+            (Method::ToolsList, _) => {
+                let visible = |name: &str| screen.sees(Kind::Tool, name);
+                let mut result = TOOLS.result(catalog, &params, size, &visible)?;
+                // `execution.taskSupport` belongs to the tasks extension of the 2026-07-28 wire.
+                if era == Era::Stateful {
+                    if let Some(Value::Array(tools)) = result.get_mut("tools") {
+                        for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+                            tool.remove("execution");
+                        }
                     }
                 }
-                (result, Some(cache.tools))
+                (result, Some(screen.list_hint(Kind::Tool, cache.tools)))
             }
-            (Method::ToolsList, _) => match &scope.access {
-                None => (TOOLS.result(catalog, &params, size)?, Some(cache.tools)),
-                // What this caller sees depends on its token: never a shared cache entry.
-                Some(access) => {
-                    let visible = |name: &str| access.may_call(name);
-                    let hint = CacheHint { scope: CacheScope::Private, ..cache.tools };
-                    (visible_tools(catalog, &params, size, &visible)?, Some(hint))
-                }
-            },
-            (Method::ToolsCall, _) => {
-                // The transport refuses such a call first (403 with the scope to ask for); this
-                // keeps a hidden tool unknown on every path.
-                let hidden = tool.zip(scope.access.as_ref()).is_some_and(|(t, a)| !a.may_call(&t.definition.name));
-                return self.call_tool(params, meta, scope, tool.filter(|_| !hidden)).await;
+            (Method::ToolsCall, _) => return self.call_tool(params, meta, scope, tool).await,
+            (Method::PromptsList, _) => {
+                let visible = |name: &str| screen.sees(Kind::Prompt, name);
+                (PROMPTS.result(catalog, &params, size, &visible)?, Some(screen.list_hint(Kind::Prompt, cache.prompts)))
             }
-            (Method::PromptsList, _) => match &scope.access {
-                Some(access) if access.filters_prompts() => {
-                    let visible = |name: &str| access.may_get_prompt(name);
-                    let hint = CacheHint { scope: CacheScope::Private, ..cache.prompts };
-                    (visible_prompts(catalog, &params, size, &visible)?, Some(hint))
-                }
-                _ => (PROMPTS.result(catalog, &params, size)?, Some(cache.prompts)),
-            },
-            (Method::PromptsGet, _) => {
-                // A prompt the caller may not get is unknown to it, in the same words.
-                let name = params.get("name").and_then(Value::as_str);
-                if let Some((name, access)) = name.zip(scope.access.as_ref()) {
-                    if !access.may_get_prompt(name) {
-                        return Err(unknown_prompt(name));
-                    }
-                }
-                (self.get_prompt(params, meta, scope, catalog).await?, None)
+            (Method::PromptsGet, _) => (self.get_prompt(params, meta, scope, catalog).await?, None),
+            (Method::ResourcesList, _) => {
+                let visible = |uri: &str| screen.sees(Kind::Resource, uri);
+                let hint = screen.list_hint(Kind::Resource, cache.resources);
+                (RESOURCES.result(catalog, &params, size, &visible)?, Some(hint))
             }
-            (Method::ResourcesList, _) => (RESOURCES.result(catalog, &params, size)?, Some(cache.resources)),
-            (Method::TemplatesList, _) => (TEMPLATES.result(catalog, &params, size)?, Some(cache.templates)),
+            (Method::TemplatesList, _) => {
+                let visible = |template: &str| screen.sees(Kind::Template, template);
+                let hint = screen.list_hint(Kind::Template, cache.templates);
+                (TEMPLATES.result(catalog, &params, size, &visible)?, Some(hint))
+            }
             (Method::ResourcesRead, _) => (self.read_resource(params, meta, scope, catalog).await?, Some(cache.read)),
-            (Method::Complete, _) => {
-                // Completing a prompt the caller may not get is completing an unknown prompt.
-                let prompt = params.get("ref").filter(|r| r["type"] == "ref/prompt").and_then(|r| r["name"].as_str());
-                if let Some((name, access)) = prompt.zip(scope.access.as_ref()) {
-                    if !access.may_get_prompt(name) {
-                        return Err(unknown_prompt(name));
-                    }
-                }
-                match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
-                    Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
-                    None => (complete(&params, catalog)?, None),
-                }
-            }
+            (Method::Complete, _) => match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
+                Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
+                None => (complete(&params, catalog)?, None),
+            },
             (method, Era::Stateless) if method.is_tasks() => {
                 let Some(service) = self.task_service() else {
                     return Err(ProtocolError::MethodNotFound { method: request.method });
@@ -365,65 +351,6 @@ mod tests {
         let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
         let hidden = futures_util::FutureExt::now_or_never(server.execute(call("slow"), &scope, limit)).unwrap();
         assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: slow"));
-    }
-
-    #[test]
-    fn an_access_file_client_sees_and_uses_only_its_tools_and_prompts() {
-        use crate::auth::access::{AccessClient, ClientSpec, Credential};
-        use crate::auth::scopes::Access;
-        let mut catalog = Catalog::new();
-        for name in ["docs__read", "docs__write", "echo"] {
-            catalog.add_tool(Tool::new(name, "T", json!({"type": "object"})), |_a, _c| async {
-                Ok(CallToolResult::text("done"))
-            });
-        }
-        for name in ["docs__intro", "secret"] {
-            catalog.add_prompt(Prompt::new(name, "P", Vec::new()), |_a, _c| async {
-                Ok(GetPromptResult { description: None, messages: Vec::new() })
-            });
-        }
-        let server = McpServer::new(Default::default(), catalog);
-        let spec = ClientSpec {
-            name: "ci".into(),
-            credential: Credential::Key("k".into()),
-            tools: vec!["docs__r*".into(), "echo".into()],
-            prompts: vec!["docs__*".into()],
-            rate_limit: None,
-        };
-        let client = Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()));
-        let scope =
-            Scope { access: Some(Arc::new(Access::of_client(client))), ..Scope::new(ProtocolVersion::STATELESS) };
-        let execute = |method: &str, params: Value| {
-            let request = Request::new(RequestId::Number(1), method, params.as_object().cloned());
-            let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
-            futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap()
-        };
-        let names =
-            |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
-        let tools = value(&execute("tools/list", json!({})).outcome);
-        assert_eq!(names(&tools, "tools"), [json!("docs__read"), json!("echo")]);
-        assert_eq!(tools["cacheScope"], "private");
-        let prompts = value(&execute("prompts/list", json!({})).outcome);
-        assert_eq!(names(&prompts, "prompts"), [json!("docs__intro")]);
-        assert_eq!(prompts["cacheScope"], "private", "what a client sees is never a shared cache entry");
-        let hidden = execute("tools/call", json!({"name": "docs__write"}));
-        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown tool: docs__write"));
-        let hidden = execute("prompts/get", json!({"name": "secret"}));
-        assert!(matches!(hidden.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret"));
-        let absent = execute("prompts/get", json!({"name": "nope"}));
-        assert!(matches!(absent.outcome, Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: nope"));
-        assert!(execute("prompts/get", json!({"name": "docs__intro"})).outcome.is_ok());
-        let complete = |name: &str| {
-            let params = json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "a", "value": ""}});
-            execute("completion/complete", params).outcome
-        };
-        assert!(
-            matches!(complete("secret"), Err(ProtocolError::InvalidParams(ref m)) if m == "Unknown prompt: secret")
-        );
-        assert!(
-            matches!(complete("docs__intro"), Err(ProtocolError::InvalidParams(ref m)) if m == "prompt docs__intro has no argument a")
-        );
-        assert!(execute("tools/call", json!({"name": "docs__read"})).outcome.is_ok());
     }
 
     #[test]

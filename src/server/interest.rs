@@ -144,6 +144,17 @@ impl Interest {
         }
     }
 
+    /// This interest without the list changes whose `[tools, prompts, resources]` flag is
+    /// false and without the URIs `keep` refuses ([`super::screen::Screen::interest`]).
+    pub(super) fn narrowed(mut self, kinds: [bool; 3], keep: impl Fn(&str) -> bool) -> Interest {
+        let [tools, prompts, resources] = kinds;
+        self.tools &= tools;
+        self.prompts &= prompts;
+        self.resources &= resources;
+        self.uris.retain(|uri| keep(uri));
+        self
+    }
+
     /// The subscribed resource URIs (to release them when the client goes away).
     pub fn uris(&self) -> &[String] {
         &self.uris

@@ -8,6 +8,7 @@
 //! | `stateless` | every check of the 2026-07-28 wire ([`McpServer::validate_stateless`]) |
 //! | `meta` | the members of a request's `_meta` that era and validation read, in one pass |
 //! | `scope` | what the transport established about a request ([`Scope`]) |
+//! | `screen` | what a caller may see and use, applied to every method ([`Screen`]) |
 //! | `execute` | dispatch, era shaping, the time limit ([`McpServer::execute`]) |
 //! | `reply` | a request's result, a tool call's kept typed until it is written ([`Reply`]) |
 //! | `operation` | `tools/call`, `prompts/get`, `resources/read`, `completion/complete` |
@@ -30,6 +31,7 @@ mod reply;
 mod rounds;
 mod route;
 mod scope;
+pub mod screen;
 mod stateless;
 mod tasks;
 
@@ -41,6 +43,7 @@ pub use reply::Reply;
 pub use rounds::MAX_INPUT_ROUNDS;
 pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, SessionSupport};
 pub use scope::Scope;
+pub use screen::Screen;
 pub use stateless::{HeaderLookup, HttpHeaders, RoutingHeaders, StatelessRequest};
 pub use tasks::{CallOutcome, Rerun, TaskCall, TaskCallOutcome, TaskService, TaskStep, ANONYMOUS_OWNER};
 

@@ -19,7 +19,7 @@ use actix::Actor as _;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::jsonrpc::{self, ErrorCode, Message, Request};
-use mcpd::server::{cancelled_request, encode_answer, set_level_param, Method, Reply, Scope, Subscription};
+use mcpd::server::{cancelled_request, encode_answer, set_level_param, Method, Reply, Scope, Screen, Subscription};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::json;
@@ -238,12 +238,14 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
 
 /// Requests that only make sense in a session, answered without the executor. A subscription
 /// is answered once the session has taken it (and the catalog counted it), so a change right
-/// after the answer is heard.
+/// after the answer is heard; one to a resource the caller may not see is answered as one to a
+/// resource that does not exist, and taken nowhere.
 async fn session_method(
     request: &Request,
     method: Method,
     handle: &SessionHandle,
     state: &AppState,
+    access: Option<&Access>,
 ) -> Option<Result<Reply, ProtocolError>> {
     let cluster = state.sessions.cluster().filter(|_| handle.shared.negotiated().is_some());
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
@@ -251,6 +253,9 @@ async fn session_method(
             Ok(change) => change,
             Err(error) => return Some(Err(error)),
         };
+        if Screen::new(access).hides(method, request.params.as_ref()).is_some() {
+            return Some(Ok(Reply::Value(json!({}))));
+        }
         if let Some(cluster) = cluster {
             if let Err(error) = cluster.subscription(handle.shared.id().as_str(), &change).await {
                 return Some(Err(ProtocolError::Internal(error.to_string())));
@@ -313,7 +318,7 @@ async fn request_in_session(
         return error_response(Some(&request.id), &error, Era::Stateful);
     };
     let method = Method::parse(&request.method);
-    if let Some(outcome) = session_method(&request, method, &handle, state).await {
+    if let Some(outcome) = session_method(&request, method, &handle, state, access.as_deref()).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -507,7 +512,7 @@ pub(super) async fn legacy_messages(
                 });
                 Reply::Value(handshake.result)
             }))
-        } else if let Some(outcome) = session_method(&request, method, &handle, &state).await {
+        } else if let Some(outcome) = session_method(&request, method, &handle, &state, access.as_deref()).await {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());

@@ -16,7 +16,7 @@ use mcpd::catalog::LiveCatalog;
 use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, ClientCapabilities, Request};
 use mcpd::model::meta_keys;
-use mcpd::server::{HttpHeaders, Interest, Method, Scope};
+use mcpd::server::{HttpHeaders, Interest, Method, Scope, Screen};
 use mcpd::version::Era;
 use serde_json::{json, Map, Value};
 
@@ -66,7 +66,8 @@ pub(super) async fn serve(
         };
         state.metrics.request(Method::Listen, Outcome::Ok, Duration::ZERO);
         let queue = QueueLimits::from(&state.limits);
-        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge(), tasks);
+        let screen = Screen::new(access.as_deref());
+        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge(), tasks, screen);
     }
     let id = request.id.clone();
     let may_stream = valid.may_stream();
@@ -169,15 +170,17 @@ impl Drop for ListenGuard {
 
 /// `subscriptions/listen`: acknowledge first (with the honoured filter), then forward matching
 /// catalog events, every one tagged with the subscription id (the listen request's id). A
-/// listener that does not read its events is cut off ([`crate::queue`]).
+/// listener that does not read its events is cut off ([`crate::queue`]). What the caller may not
+/// see is acknowledged like anything unknown and never heard (`screen`).
 fn listen(
     request: Request,
     catalog: Arc<LiveCatalog>,
     queue: QueueLimits,
     edge: &Arc<EdgeCounters>,
     tasks: Option<(Tasks, Vec<String>)>,
+    screen: Screen<'_>,
 ) -> HttpResponse {
-    let interest = Interest::listen(request.params.as_ref());
+    let asked = Interest::listen(request.params.as_ref());
     let subscription = request.id.to_string();
     let what = format!("subscriptions/listen stream {subscription}");
     let tag = move |params: Option<Map<String, Value>>| {
@@ -189,7 +192,8 @@ fn listen(
         |method: &str, params: &Value| sse::message(None, &jsonrpc::outgoing_message(None, method, Some(params)));
     let (tx, rx): (EventSender, _) = queue::events(queue, what, edge.clone());
     let mut ack = Map::new();
-    let mut honoured = interest.honoured();
+    let mut honoured = asked.honoured();
+    let interest = screen.interest(asked);
     if let (Some((_, ids)), Some(object)) = (&tasks, honoured.as_object_mut()) {
         object.insert("taskIds".into(), json!(ids));
     }

@@ -3,6 +3,7 @@
 //! resources (project files, declared resources).
 
 pub mod commands;
+pub mod deny;
 pub mod files;
 pub mod gateway;
 pub mod paths;

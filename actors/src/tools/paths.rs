@@ -20,14 +20,22 @@
 //!
 //! The judgement alone would be check-then-use; the capability alone would refuse an absolute
 //! symlink that points back inside the project and could not tell "outside" from "missing".
+//!
+//! The root also holds the project's [`DenySet`] (`deny.rs`): a path the judgement resolves to
+//! one of mcpd's own files (by identity) or to a sensitive file (by pattern) is refused with
+//! [`PathError::Denied`], a file opened is checked again on its handle
+//! ([`ProjectRoot::refuse_opened`]), and listings leave such entries out
+//! ([`ProjectRoot::hides_entry`]).
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, FileType};
 use derive_more::{Display, Error};
+
+use super::deny::{Denial, DenySet, Identity, Snapshot};
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
@@ -54,6 +62,15 @@ pub enum PathError {
         #[error(not(source))]
         path: String,
     },
+    /// The path is one mcpd never serves (its own files, the sensitive-file patterns).
+    #[display("{path:?} is not served: {reason}")]
+    Denied {
+        /// The path as given.
+        path: String,
+        /// Why.
+        #[error(not(source))]
+        reason: Denial,
+    },
 }
 
 impl PathError {
@@ -64,6 +81,7 @@ impl PathError {
             PathError::Outside { .. } => PathError::Outside { path },
             PathError::NotFound { .. } => PathError::NotFound { path },
             PathError::Invalid { reason, .. } => PathError::Invalid { path, reason },
+            PathError::Denied { reason, .. } => PathError::Denied { path, reason },
         }
     }
 }
@@ -149,11 +167,13 @@ impl Inside {
     }
 }
 
-/// The project directory: its canonical path and a handle of it (the capability).
+/// The project directory: its canonical path, a handle of it (the capability) and what of it
+/// is never served.
 #[derive(Debug, Clone)]
 pub struct ProjectRoot {
     root: PathBuf,
     dir: Arc<Dir>,
+    deny: Arc<DenySet>,
 }
 
 impl PartialEq for ProjectRoot {
@@ -165,7 +185,8 @@ impl PartialEq for ProjectRoot {
 impl Eq for ProjectRoot {}
 
 impl ProjectRoot {
-    /// The root at `dir` (canonicalized), with a handle of it opened now.
+    /// The root at `dir` (canonicalized), with a handle of it opened now and the default deny
+    /// patterns ([`super::deny::DEFAULT_PATTERNS`]).
     ///
     /// # Errors
     /// When `dir` does not exist, is not a directory or cannot be opened.
@@ -175,7 +196,66 @@ impl ProjectRoot {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a directory", root.display())));
         }
         let handle = Dir::open_ambient_dir(&root, ambient_authority())?;
-        Ok(ProjectRoot { root, dir: Arc::new(handle) })
+        let deny = Arc::new(DenySet::defaults(&root));
+        Ok(ProjectRoot { root, dir: Arc::new(handle), deny })
+    }
+
+    /// This root with `patterns` as its deny patterns instead of the defaults (before any clone
+    /// is taken: clones share one set).
+    ///
+    /// # Errors
+    /// A pattern that is not valid, named.
+    pub fn with_deny_patterns(self, patterns: &[String]) -> Result<ProjectRoot, String> {
+        let deny = Arc::new(DenySet::new(&self.root, patterns)?);
+        Ok(ProjectRoot { deny, ..self })
+    }
+
+    /// What of the project is never served (its own files are added as they are read).
+    pub fn deny(&self) -> &Arc<DenySet> {
+        &self.deny
+    }
+
+    /// Refuses a judged path the deny set covers; `meta` is its metadata (following links,
+    /// except for an entry judged as itself), when it exists.
+    fn refuse_denied(&self, inside: &Inside, given: &str, meta: Option<&std::fs::Metadata>) -> Result<(), PathError> {
+        if inside.is_root() {
+            return Ok(());
+        }
+        let is_dir = meta.is_some_and(std::fs::Metadata::is_dir);
+        match self.deny.snapshot().judge(inside.path(), is_dir, meta.map(Identity::of_std)) {
+            Some(reason) => Err(PathError::Denied { path: given.to_owned(), reason }),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a file opened through the capability (its handle's metadata) when it is one of
+    /// mcpd's own: what the judgement saw may have been swapped since.
+    ///
+    /// # Errors
+    /// [`PathError::Denied`].
+    pub fn refuse_opened(&self, given: &str, meta: &cap_std::fs::Metadata) -> Result<(), PathError> {
+        match self.deny.snapshot().is_own(Identity::of_cap(meta)) {
+            true => Err(PathError::Denied { path: given.to_owned(), reason: Denial::Own }),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether a listing leaves out the entry `name` of the directory `at` (opened as `dir`):
+    /// it matches a deny pattern, or it is a regular file that is one of mcpd's own.
+    pub(crate) fn hides_entry(
+        snapshot: &Snapshot<'_>,
+        dir: &Dir,
+        at: &Inside,
+        name: &std::ffi::OsStr,
+        file_type: FileType,
+    ) -> bool {
+        let Some(inside) = at.join(name) else { return true };
+        if snapshot.pattern(inside.path(), file_type.is_dir()).is_some() {
+            return true;
+        }
+        snapshot.has_own()
+            && file_type.is_file()
+            && dir.symlink_metadata(name).is_ok_and(|meta| snapshot.is_own(Identity::of_cap(&meta)))
     }
 
     /// The canonical root.
@@ -238,7 +318,9 @@ impl ProjectRoot {
     pub fn existing(&self, given: &str) -> Result<Inside, PathError> {
         let joined = self.joined(given)?;
         let canonical = joined.canonicalize().map_err(|_| PathError::NotFound { path: given.to_owned() })?;
-        self.inside(&canonical).ok_or_else(|| PathError::Outside { path: given.to_owned() })
+        let inside = self.inside(&canonical).ok_or_else(|| PathError::Outside { path: given.to_owned() })?;
+        self.refuse_denied(&inside, given, std::fs::metadata(&canonical).ok().as_ref())?;
+        Ok(inside)
     }
 
     /// Resolves a path that may not exist yet (to create or overwrite): its nearest existing
@@ -254,7 +336,9 @@ impl ProjectRoot {
             // It exists (maybe as a symlink): judge where it really leads; a dangling symlink is
             // refused rather than written through.
             let canonical = joined.canonicalize().map_err(|_| outside())?;
-            return self.inside(&canonical).ok_or_else(outside);
+            let inside = self.inside(&canonical).ok_or_else(outside)?;
+            self.refuse_denied(&inside, given, std::fs::metadata(&canonical).ok().as_ref())?;
+            return Ok(inside);
         }
         let mut ancestor = joined.as_path();
         let mut rest = Vec::new();
@@ -267,6 +351,7 @@ impl ProjectRoot {
         for part in rest.into_iter().rev() {
             resolved = resolved.child(part);
         }
+        self.refuse_denied(&resolved, given, None)?;
         Ok(resolved)
     }
 
@@ -295,9 +380,10 @@ impl ProjectRoot {
         // Errors name the path as given, not its parent.
         let parent = self.existing(&parent.to_string_lossy()).map_err(|e| e.naming(given))?;
         let entry = parent.child(name);
-        if self.absolute(&entry).symlink_metadata().is_err() {
+        let Ok(meta) = self.absolute(&entry).symlink_metadata() else {
             return Err(PathError::NotFound { path: given.to_owned() });
-        }
+        };
+        self.refuse_denied(&entry, given, Some(&meta))?;
         Ok(entry)
     }
 }

@@ -76,8 +76,8 @@ fn python_clients_use_two_remotes_through_an_access_controlled_live_gateway() {
     write_json(
         &access,
         &json!({"clients": [
-            {"name": "ops", "key": OPS, "tools": ["*"], "prompts": ["*"]},
-            {"name": "ci", "key": CI, "tools": ["everything__echo"]}
+            {"name": "ops", "key": OPS, "tools": ["*"], "prompts": ["*"], "resources": ["*"]},
+            {"name": "ci", "key": CI, "tools": ["everything__echo"], "resources": ["demo://*"]}
         ]}),
     );
     let gateway = HttpChild::spawn(&[
@@ -129,14 +129,22 @@ fn python_clients_use_two_remotes_through_an_access_controlled_live_gateway() {
     assert_eq!(report["read"][1]["contents"][0]["text"], "Use British spelling.", "{report}");
 
     // ci has no prompts: none listed, and getting one is as unknown as a prompt that is not there.
-    let plan = json!({"prompts": [["local__greet", {"who": "Ada"}], ["local__absent", {}]]});
+    // Its resources are one remote's `demo://` URIs: the other's are neither listed nor read.
+    let plan = json!({"prompts": [["local__greet", {"who": "Ada"}], ["local__absent", {}]],
+                      "reads": ["note://style", "note://absent", "demo://resource/dynamic/text/7"]});
     let report = py_report(&python, "py_federation_client.py", CI, &[&url, &plan.to_string()]);
     assert_eq!(report["prompts"], json!([]), "{report}");
     let hidden = report["got"][0]["error"]["message"].as_str().unwrap_or_default().replace("local__greet", "X");
     let absent = report["got"][1]["error"]["message"].as_str().unwrap_or_default().replace("local__absent", "X");
     assert_eq!((hidden.as_str(), absent.as_str()), ("Unknown prompt: X", "Unknown prompt: X"), "{report}");
-    // Resources are not per client: ci lists the remotes' resources too.
-    assert!(strings(&report["resources"]).iter().any(|r| r == "note://style"), "{report}");
+    let resources = strings(&report["resources"]);
+    assert!(resources.iter().all(|r| r.starts_with("demo://")) && !resources.is_empty(), "{report}");
+    let hidden = report["read"][0]["error"].to_string().replace("note://style", "X");
+    let absent = report["read"][1]["error"].to_string().replace("note://absent", "X");
+    assert_eq!(hidden, absent, "a resource ci may not read is as unknown as one that is not there: {report}");
+    assert!(hidden.contains("X"), "{report}");
+    let dynamic = report["read"][2]["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(dynamic.starts_with("Resource 7:"), "{report}");
 
     // (b) ops: server-everything's progress reaches the progress callback; its elicitation reaches
     // the elicitation callback, and the answer is in the tool's result.

@@ -81,6 +81,15 @@ pub struct OAuthSettings {
 }
 
 impl OAuthSettings {
+    /// The files these settings read a secret from: `clientSecretFile` and `privateKeyFile`.
+    pub fn secret_files(&self) -> impl Iterator<Item = &str> {
+        let secret = match &self.client_secret {
+            Some(SecretSource::File(path)) => Some(path.as_str()),
+            _ => None,
+        };
+        secret.into_iter().chain(self.private_key_file.as_deref())
+    }
+
     /// Reads a node's `oauth` (absent or `null`: none).
     ///
     /// # Errors

@@ -197,6 +197,15 @@ pub(crate) struct ServeArgs {
     /// (HTTP only; reloaded when it changes and on SIGHUP).
     #[arg(long, value_name = "FILE")]
     pub(crate) access: Option<PathBuf>,
+    /// Files no file tool or resource serves, beside mcpd's own configuration and the defaults
+    /// (.env*, *.pem, *.key, .git/, .ssh/, …): `.gitignore` patterns, separated by commas,
+    /// repeatable (`denyFiles`); `!PATTERN` allows again.
+    #[arg(long = "deny-files", value_name = "PATTERNS", value_delimiter = ',')]
+    pub(crate) deny_files: Vec<String>,
+    /// Drop the default deny patterns (`defaultDenyFiles=false`); mcpd's own configuration and
+    /// secret files stay refused.
+    #[arg(long)]
+    pub(crate) no_default_deny_files: bool,
     /// Do not offer the project's files as resources (file:///{+path}, the listing, subscriptions).
     #[arg(long)]
     pub(crate) no_file_resources: bool,

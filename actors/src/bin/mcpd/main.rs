@@ -9,6 +9,7 @@
 
 mod args;
 mod client;
+mod exposure;
 mod login;
 mod metadata;
 mod serve;

@@ -11,11 +11,13 @@ use mcpd_actors::cluster::Cluster;
 use mcpd_actors::panics::{self, Site};
 use mcpd_actors::reload::{Reloader, Running, DEBOUNCE};
 use mcpd_actors::tools::commands::load_declarations;
+use mcpd_actors::tools::deny::OwnGroup;
 use mcpd_actors::tools::gateway::Gateway;
 use mcpd_actors::tools::sets::ToolReport;
 use mcpd_actors::{ActorCounts, Mcpd};
 
 use crate::args::ServeArgs;
+use crate::exposure::servers_files;
 use crate::settings::{resolve, Settings};
 use crate::Fatal;
 
@@ -142,11 +144,13 @@ fn watch_files(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Option<Ru
     let reloader = Reloader::new(DEBOUNCE);
     let mut watched = false;
     if let (Some(path), Some(gateway)) = (&settings.servers_file, gateway) {
-        let (file, gateway) = (path.clone(), gateway.clone());
+        let (file, gateway, deny) = (path.clone(), gateway.clone(), settings.deny.clone());
         reloader.add(vec![path.clone()], move |_| {
-            let (file, gateway) = (file.clone(), gateway.clone());
+            let (file, gateway, deny) = (file.clone(), gateway.clone(), deny.clone());
             panics::spawn(Site::Gateway, async move {
-                let _ = gateway.reload_file(&file).await;
+                if gateway.reload_file(&file).await.is_ok() {
+                    deny.protect(OwnGroup::Servers, servers_files(&file));
+                }
             });
         });
         watched = true;
@@ -170,11 +174,13 @@ fn watch_files(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Option<Ru
         watched = true;
     }
     if let Some(access) = settings.listener.access.clone() {
-        let live = settings.live.clone();
+        let (live, deny) = (settings.live.clone(), settings.deny.clone());
         reloader.add(vec![access.path()], move |_| {
             // A file that cannot be used keeps the policy in force; reload logs why. A good one
-            // may change what clients see: they are told to list again.
+            // may change what clients see: they are told to list again; the key files it names
+            // now are never served.
             if access.reload_current().is_ok() {
+                deny.protect(OwnGroup::Access, access.files());
                 live.announce_lists_changed();
             }
         });

@@ -17,6 +17,7 @@ use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, CommandTools, Declarations};
+use mcpd_actors::tools::deny::DenySet;
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
@@ -26,6 +27,7 @@ use mcpd_actors::tools::sets::{assemble, PromptSetOptions, ToolSet, ToolSetOptio
 use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 
 use crate::args::ServeArgs;
+use crate::exposure::{self, OwnFiles};
 use crate::Fatal;
 
 /// The default properties file, read when present.
@@ -70,6 +72,8 @@ pub(crate) struct Settings {
     pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
     /// Cluster mode's Redis URL (`--redis` / `redis`) and settings.
     pub(crate) redis: Option<mcpd_actors::cluster::ClusterConfig>,
+    /// What of the project is never served (mcpd's own files are updated on reload).
+    pub(crate) deny: Arc<DenySet>,
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -93,14 +97,15 @@ fn pick_text(flag: &Option<String>, props: &Properties, key: &str) -> Option<Str
     flag.clone().or_else(|| props.get(key).map(str::to_owned))
 }
 
-fn load_properties(explicit: Option<&Path>) -> Result<Properties, Fatal> {
+/// The properties, and the file they were read from (none when the default file is absent).
+fn load_properties(explicit: Option<&Path>) -> Result<(Properties, Option<PathBuf>), Fatal> {
     match explicit {
-        Some(path) => {
-            Properties::load(path).map_err(|e| usage(format!("cannot read config file {}: {e}", path.display())))
-        }
+        Some(path) => Properties::load(path)
+            .map(|p| (p, Some(path.to_owned())))
+            .map_err(|e| usage(format!("cannot read config file {}: {e}", path.display()))),
         None => match Properties::load(Path::new(DEFAULT_CONFIG_FILE)) {
-            Ok(p) => Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Properties::default()),
+            Ok(p) => Ok((p, Some(PathBuf::from(DEFAULT_CONFIG_FILE)))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Properties::default(), None)),
             Err(e) => Err(usage(format!("cannot read {DEFAULT_CONFIG_FILE}: {e}"))),
         },
     }
@@ -111,7 +116,7 @@ fn load_properties(explicit: Option<&Path>) -> Result<Properties, Fatal> {
 /// # Errors
 /// A usage error (exit 2) naming the flag, property or file that cannot be used.
 pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
-    let props = load_properties(args.config.as_deref())?;
+    let (props, props_file) = load_properties(args.config.as_deref())?;
     if let Some(dir) = &args.project_dir {
         if !dir.is_dir() {
             return Err(usage(format!("project directory {} does not exist or is not a directory", dir.display())));
@@ -128,7 +133,9 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         None => std::env::current_dir().map_err(|e| usage(format!("no current directory: {e}")))?,
     };
     let root = ProjectRoot::new(&project_dir)
-        .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?;
+        .map_err(|e| usage(format!("project directory {}: {e}", project_dir.display())))?
+        .with_deny_patterns(&exposure::deny_patterns(args, &props))
+        .map_err(|e| usage(format!("--deny-files: {e}")))?;
 
     // The declarations file (tools, prompts, resources) is read here; its tools again when it
     // changes (`serve`).
@@ -205,6 +212,22 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         }
         config
     });
+    let own = OwnFiles {
+        properties: props_file.into_iter().chain(args.settings.clone()).collect(),
+        servers: servers_file.clone(),
+        tools: declarations_path.clone(),
+        secrets: credentials
+            .iter()
+            .cloned()
+            .chain(introspection_secret_file(args, &props))
+            .chain(std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()).map(PathBuf::from))
+            .collect(),
+    };
+    own.protect(root.deny(), listener.access.as_deref());
+    for warning in own.warnings(&project_dir, listener.access.as_deref(), &props) {
+        log::warn!("{warning}");
+        warnings.push(warning);
+    }
     Ok(Settings {
         server,
         live,
@@ -223,6 +246,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         project_dir,
         resources,
         redis,
+        deny: root.deny().clone(),
     })
 }
 
@@ -422,6 +446,11 @@ fn connection_limits(args: &ServeArgs, props: &Properties) -> Result<ConnectionL
     Ok(connections)
 }
 
+/// The file of the introspection client secret, if one is configured.
+fn introspection_secret_file(args: &ServeArgs, props: &Properties) -> Option<PathBuf> {
+    args.auth_client_secret_file.clone().or_else(|| props.get("auth.introspection.secretFile").map(PathBuf::from))
+}
+
 /// Environment variable with the introspection client secret.
 const CLIENT_SECRET_ENV: &str = "MCPD_AUTH_CLIENT_SECRET";
 
@@ -493,9 +522,7 @@ fn introspection(args: &ServeArgs, props: &Properties) -> Result<Option<Introspe
     let Some(url) = pick_text(&args.auth_introspection, props, "auth.introspection.url") else { return Ok(None) };
     let client_id = pick_text(&args.auth_client_id, props, "auth.introspection.clientId")
         .ok_or_else(|| usage("--auth-introspection needs --auth-client-id"))?;
-    let file =
-        args.auth_client_secret_file.clone().or_else(|| props.get("auth.introspection.secretFile").map(PathBuf::from));
-    let secret = match file {
+    let secret = match introspection_secret_file(args, props) {
         Some(path) => std::fs::read_to_string(&path)
             .map_err(|e| usage(format!("cannot read the client secret file {}: {e}", path.display())))?
             .trim()

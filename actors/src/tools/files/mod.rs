@@ -223,7 +223,9 @@ fn open_regular(files: &Files, inside: &Inside, given: &str, is_dir: &str) -> Re
     check(&files.root.dir().metadata(inside.path()).map_err(&io_error)?)?;
     let file =
         files.root.dir().open_with(inside.path(), nonblocking(OpenOptions::new().read(true))).map_err(&io_error)?;
-    let size = check(&file.metadata().map_err(&io_error)?)?;
+    let meta = file.metadata().map_err(&io_error)?;
+    let size = check(&meta)?;
+    files.root.refuse_opened(given, &meta).map_err(refused)?;
     Ok((file.into_std(), size))
 }
 

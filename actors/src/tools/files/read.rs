@@ -8,6 +8,7 @@ use mcpd::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
 use super::search;
+use crate::tools::paths::ProjectRoot;
 use super::{failure, kind, looks_binary, open_regular, refused, schema, Args, FileToolOptions, Files, Run};
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
@@ -67,10 +68,14 @@ fn list_directory(files: &Files, args: &Args<'_>) -> Result<Value, String> {
         return Err(format!("{shown:?} is not a directory"));
     }
     let dir = files.root.dir().open_dir(inside.path()).map_err(&io_error)?;
+    let deny = files.root.deny().snapshot();
     let mut entries = Vec::new();
     for item in dir.entries().map_err(&io_error)? {
         let item = item.map_err(&io_error)?;
         let file_type = item.file_type().map_err(&io_error)?;
+        if ProjectRoot::hides_entry(&deny, &dir, &inside, &item.file_name(), file_type) {
+            continue;
+        }
         let name = item.file_name().to_string_lossy().into_owned();
         let mut value = json!({ "name": name, "type": kind(file_type) });
         if file_type.is_file() {

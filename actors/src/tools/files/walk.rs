@@ -8,7 +8,8 @@
 //! `.gitignore` and `.git/info/exclude` files from the project root down (unless told not to):
 //! for each entry the deepest directory with a matching rule decides, `.ignore` over `.gitignore`
 //! over `exclude`, and a directory holding `.git` (a nested repository) stops the `.gitignore`
-//! rules of the directories above it. `.git`, `.hg` and `.svn` are always skipped; symlinks are
+//! rules of the directories above it. `.git`, `.hg` and `.svn` are always skipped, and so is what
+//! the project's deny set covers (mcpd's own files, the sensitive-file patterns); symlinks are
 //! reported, never followed. Entries are visited depth first, sorted by name. The walk begins at
 //! the root so that the ignore files of the directories above the start apply; of the rest, only
 //! the way down to the start and what is under it are entered.
@@ -22,6 +23,7 @@ use cap_fs_ext::{DirExt, OpenOptionsSyncExt};
 use cap_std::fs::{Dir, FileType, OpenOptions};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::tools::deny::Snapshot;
 use crate::tools::paths::{Inside, ProjectRoot};
 
 /// One entry the walk found.
@@ -93,7 +95,8 @@ impl Walk<'_> {
     /// are skipped.
     pub(crate) fn run(&self, visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>) {
         let mut stack = Vec::new();
-        let _ = self.directory(self.root.dir(), &Inside::root(), 0, &mut stack, visit);
+        let deny = self.root.deny().snapshot();
+        let _ = self.directory(self.root.dir(), &Inside::root(), 0, &mut stack, &deny, visit);
     }
 
     fn directory(
@@ -102,12 +105,13 @@ impl Walk<'_> {
         at: &Inside,
         depth: usize,
         stack: &mut Vec<Rules>,
+        deny: &Snapshot<'_>,
         visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.filters {
             stack.push(self.rules(dir, at));
         }
-        let outcome = self.entries(dir, at, depth, stack, visit);
+        let outcome = self.entries(dir, at, depth, stack, deny, visit);
         if self.filters {
             stack.pop();
         }
@@ -120,6 +124,7 @@ impl Walk<'_> {
         at: &Inside,
         depth: usize,
         stack: &mut Vec<Rules>,
+        deny: &Snapshot<'_>,
         visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let Ok(listing) = dir.entries() else { return ControlFlow::Continue(()) };
@@ -142,6 +147,9 @@ impl Walk<'_> {
             if self.skip_hidden && name.as_encoded_bytes().first() == Some(&b'.') {
                 continue;
             }
+            if ProjectRoot::hides_entry(deny, dir, at, &name, file_type) {
+                continue;
+            }
             let Some(inside) = at.join(&name) else { continue };
             let under_start = inside.starts_with(self.start);
             if !under_start && !self.start.starts_with(&inside) {
@@ -156,7 +164,7 @@ impl Walk<'_> {
             if file_type.is_dir() && depth < self.max_depth {
                 // Not following: a directory swapped for a symlink is not entered.
                 if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                    self.directory(&sub, &inside, depth + 1, stack, visit)?;
+                    self.directory(&sub, &inside, depth + 1, stack, deny, visit)?;
                 }
             }
         }

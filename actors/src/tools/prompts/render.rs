@@ -104,7 +104,9 @@ pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<Content
     };
     regular(&root.dir().metadata(inside.path()).map_err(io_error)?)?;
     let file = root.dir().open_with(inside.path(), OpenOptions::new().read(true).nonblock(true)).map_err(io_error)?;
-    let size = regular(&file.metadata().map_err(io_error)?)?;
+    let meta = file.metadata().map_err(io_error)?;
+    let size = regular(&meta)?;
+    root.refuse_opened(given, &meta).map_err(|e| Refusal::Invalid(e.to_string()))?;
     let too_big = |size: u64| Refusal::Failed(format!("{shown:?} is {size} bytes, over the limit of {max} bytes"));
     if size > max {
         return Err(too_big(size));

@@ -185,7 +185,9 @@ impl Reader {
         // Non-blocking: a FIFO swapped in after the check does not block; checked again on the
         // handle, which is what is read.
         let file = dir.open_with(inside.path(), OpenOptions::new().read(true).nonblock(true)).map_err(io_error)?;
-        check(&file.metadata().map_err(io_error)?)?;
+        let meta = file.metadata().map_err(io_error)?;
+        check(&meta)?;
+        self.root.refuse_opened(path, &meta).map_err(refused)?;
         let mut bytes = Vec::new();
         file.into_std().take(self.max_bytes + 1).read_to_end(&mut bytes).map_err(io_error)?;
         if bytes.len() as u64 > self.max_bytes {
