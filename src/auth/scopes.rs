@@ -116,7 +116,6 @@ impl Access {
             c.resources.matches(uri_template) || c.resources.may_match_prefix(literal)
         })
     }
-
 }
 
 #[cfg(test)]

@@ -159,10 +159,9 @@ impl<'a> Screen<'a> {
         if self.access.is_none() {
             return interest;
         }
-        interest.narrowed(
-            [Kind::Tool, Kind::Prompt, Kind::Resource].map(|kind| self.sees_any(kind)),
-            |uri| self.sees(Kind::Resource, uri),
-        )
+        interest.narrowed([Kind::Tool, Kind::Prompt, Kind::Resource].map(|kind| self.sees_any(kind)), |uri| {
+            self.sees(Kind::Resource, uri)
+        })
     }
 }
 
@@ -318,7 +317,8 @@ mod tests {
                         Kind::Template => ("resourceTemplates", "uriTemplate", &["file:///docs/{+path}"]),
                     };
                     let list = run(&server, Some(&access), method, json!({}));
-                    let names: Vec<&str> = list[key].as_array().unwrap().iter().map(|e| e[field].as_str().unwrap()).collect();
+                    let names: Vec<&str> =
+                        list[key].as_array().unwrap().iter().map(|e| e[field].as_str().unwrap()).collect();
                     assert_eq!(names, shown, "{method:?}");
                     assert_eq!(list["cacheScope"], "private", "{method:?}: a caller's own view is never shared");
                     let everything = run(&server, None, method, json!({}));
@@ -326,11 +326,16 @@ mod tests {
                 }
                 Rule::Named(Kind::Tool, _) => {
                     answers_as_missing(&server, &access, method, Kind::Tool, "docs__write");
-                    assert_eq!(run(&server, Some(&access), method, naming(method, Kind::Tool, "echo"))["content"][0]["text"], "done");
+                    assert_eq!(
+                        run(&server, Some(&access), method, naming(method, Kind::Tool, "echo"))["content"][0]["text"],
+                        "done"
+                    );
                 }
                 Rule::Named(Kind::Prompt, _) => {
                     answers_as_missing(&server, &access, method, Kind::Prompt, "secret");
-                    assert!(run(&server, Some(&access), method, naming(method, Kind::Prompt, "docs__intro"))["messages"].is_array());
+                    assert!(run(&server, Some(&access), method, naming(method, Kind::Prompt, "docs__intro"))
+                        ["messages"]
+                        .is_array());
                 }
                 Rule::Named(kind, _) if method == Method::ResourcesRead => {
                     answers_as_missing(&server, &access, method, kind, "file:///access.json");
@@ -349,7 +354,8 @@ mod tests {
                 Rule::Reference => {
                     answers_as_missing(&server, &access, method, Kind::Prompt, "secret");
                     answers_as_missing(&server, &access, method, Kind::Template, "secret://{id}");
-                    let visible = run(&server, Some(&access), method, naming(method, Kind::Template, "file:///docs/{+path}"));
+                    let visible =
+                        run(&server, Some(&access), method, naming(method, Kind::Template, "file:///docs/{+path}"));
                     assert_eq!(visible["completion"]["values"], json!(["vx"]));
                 }
                 Rule::Listen => {
@@ -365,7 +371,9 @@ mod tests {
                     assert!(heard.announcement(&crate::catalog::CatalogEvent::ToolsChanged).is_some());
                 }
                 Rule::Open | Rule::Owned => {
-                    for params in [json!({"name": "docs__write", "uri": "file:///access.json", "taskId": "t"}), json!({})] {
+                    for params in
+                        [json!({"name": "docs__write", "uri": "file:///access.json", "taskId": "t"}), json!({})]
+                    {
                         assert_eq!(screen.hides(method, params.as_object()), None, "{method:?}");
                     }
                 }

@@ -6,7 +6,8 @@
 //!   (device and inode), not by name: a symlink or hard link to one, or the file renamed, is the
 //!   same file. Each group of them ([`OwnGroup`]) is replaced as its configuration is reloaded
 //!   ([`DenySet::protect`]); a check sees the identities recorded then and those of the same
-//!   paths now (a file replaced by an editor's rename is still covered).
+//!   paths now (a file replaced by an editor's rename is still covered), and every identity that
+//!   was once one of them (a replaced access file kept under another name still holds keys).
 //! - **Patterns** ([`DEFAULT_PATTERNS`], more from `--deny-files`) follow `.gitignore` syntax,
 //!   matched against the path relative to the project root and every directory above it: `*.pem`
 //!   at any depth, `.git/` a directory and all it holds, `!x` to allow again what a pattern before
@@ -137,7 +138,14 @@ struct OwnFile {
 pub struct DenySet {
     patterns: Gitignore,
     listed: Vec<String>,
-    own: RwLock<BTreeMap<OwnGroup, Vec<OwnFile>>>,
+    own: RwLock<Own>,
+}
+
+/// mcpd's own files, by group, and the identities of files that were once among them.
+#[derive(Debug, Default)]
+struct Own {
+    groups: BTreeMap<OwnGroup, Vec<OwnFile>>,
+    retired: HashSet<Identity>,
 }
 
 impl DenySet {
@@ -179,20 +187,23 @@ impl DenySet {
                 OwnFile { identity: Identity::of_path(&path), path }
             })
             .collect();
-        self.own.write().unwrap_or_else(PoisonError::into_inner).insert(group, files);
+        let mut own = self.own.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(replaced) = own.groups.insert(group, files) {
+            own.retired.extend(replaced.iter().filter_map(|f| f.identity));
+        }
     }
 
     /// Every own file, as read.
     pub fn own_files(&self) -> Vec<PathBuf> {
         let own = self.own.read().unwrap_or_else(PoisonError::into_inner);
-        own.values().flatten().map(|f| f.path.clone()).collect()
+        own.groups.values().flatten().map(|f| f.path.clone()).collect()
     }
 
     /// What a check needs, read once: the own files' identities as recorded and as they are now.
     pub(crate) fn snapshot(&self) -> Snapshot<'_> {
         let own = self.own.read().unwrap_or_else(PoisonError::into_inner);
-        let mut identities = HashSet::new();
-        for file in own.values().flatten() {
+        let mut identities = own.retired.clone();
+        for file in own.groups.values().flatten() {
             identities.extend(file.identity);
             identities.extend(Identity::of_path(&file.path));
         }
@@ -220,7 +231,9 @@ impl Snapshot<'_> {
             return None;
         }
         let matched = self.set.patterns.matched_path_or_any_parents(relative, is_dir);
-        matched.is_ignore().then(|| Denial::Pattern(matched.inner().map(|g| g.original().to_owned()).unwrap_or_default()))
+        matched
+            .is_ignore()
+            .then(|| Denial::Pattern(matched.inner().map(|g| g.original().to_owned()).unwrap_or_default()))
     }
 
     /// Whether the file of this identity is one of mcpd's own.
@@ -276,7 +289,7 @@ mod tests {
 
     /// Own files are known by identity: a hard link, a symlink's target and a renamed file are
     /// the same file; an editor's save (a new file renamed over the path) is covered by the
-    /// path; a group replaced forgets its old files.
+    /// path; a group replaced forgets its old paths, not the files read there.
     #[cfg(unix)]
     #[test]
     fn own_files_are_recognised_by_identity() {
@@ -304,7 +317,9 @@ mod tests {
         assert!(snapshot.is_own(identity("access.json").unwrap()), "the path, saved anew");
         drop(snapshot);
         set.protect(OwnGroup::Access, []);
-        assert!(!set.snapshot().has_own());
         assert!(set.own_files().is_empty());
+        let snapshot = set.snapshot();
+        assert!(snapshot.is_own(identity("renamed.json").unwrap()), "once own, never served");
+        assert!(!snapshot.is_own(identity("access.json").unwrap()), "a path no longer read is not");
     }
 }

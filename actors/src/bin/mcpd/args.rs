@@ -193,8 +193,8 @@ pub(crate) struct ServeArgs {
     /// gateway); reloaded when it changes and on SIGHUP.
     #[arg(long)]
     pub(crate) servers: Option<PathBuf>,
-    /// A JSON access file: named clients, each with its key and the tools and prompts it may use
-    /// (HTTP only; reloaded when it changes and on SIGHUP).
+    /// A JSON access file: named clients, each with its key and the tools, prompts and resources
+    /// it may use (HTTP only; reloaded when it changes and on SIGHUP).
     #[arg(long, value_name = "FILE")]
     pub(crate) access: Option<PathBuf>,
     /// Files no file tool or resource serves, beside mcpd's own configuration and the defaults

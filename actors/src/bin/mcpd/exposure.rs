@@ -16,8 +16,7 @@ use crate::args::ServeArgs;
 /// The deny patterns in force: the defaults (unless dropped), then the configured ones (a later
 /// `!pattern` allows again what an earlier one denied).
 pub(crate) fn deny_patterns(args: &ServeArgs, props: &Properties) -> Vec<String> {
-    let defaults =
-        !args.no_default_deny_files && props.get("defaultDenyFiles").is_none_or(|v| v.trim() != "false");
+    let defaults = !args.no_default_deny_files && props.get("defaultDenyFiles").is_none_or(|v| v.trim() != "false");
     let mut patterns: Vec<String> =
         if defaults { DEFAULT_PATTERNS.iter().map(|p| (*p).to_owned()).collect() } else { Vec::new() };
     patterns.extend(args.deny_files.iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()));

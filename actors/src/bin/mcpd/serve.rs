@@ -13,6 +13,7 @@ use mcpd_actors::reload::{Reloader, Running, DEBOUNCE};
 use mcpd_actors::tools::commands::load_declarations;
 use mcpd_actors::tools::deny::OwnGroup;
 use mcpd_actors::tools::gateway::Gateway;
+use mcpd_actors::tools::resources;
 use mcpd_actors::tools::sets::ToolReport;
 use mcpd_actors::{ActorCounts, Mcpd};
 
@@ -144,12 +145,13 @@ fn watch_files(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Option<Ru
     let reloader = Reloader::new(DEBOUNCE);
     let mut watched = false;
     if let (Some(path), Some(gateway)) = (&settings.servers_file, gateway) {
-        let (file, gateway, deny) = (path.clone(), gateway.clone(), settings.deny.clone());
+        let (file, gateway, root, live) = (path.clone(), gateway.clone(), settings.root.clone(), settings.live.clone());
         reloader.add(vec![path.clone()], move |_| {
-            let (file, gateway, deny) = (file.clone(), gateway.clone(), deny.clone());
+            let (file, gateway, root, live) = (file.clone(), gateway.clone(), root.clone(), live.clone());
             panics::spawn(Site::Gateway, async move {
                 if gateway.reload_file(&file).await.is_ok() {
-                    deny.protect(OwnGroup::Servers, servers_files(&file));
+                    root.deny().protect(OwnGroup::Servers, servers_files(&file));
+                    resources::forget_denied(&live, &root);
                 }
             });
         });
@@ -174,13 +176,14 @@ fn watch_files(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Option<Ru
         watched = true;
     }
     if let Some(access) = settings.listener.access.clone() {
-        let (live, deny) = (settings.live.clone(), settings.deny.clone());
+        let (live, root) = (settings.live.clone(), settings.root.clone());
         reloader.add(vec![access.path()], move |_| {
             // A file that cannot be used keeps the policy in force; reload logs why. A good one
             // may change what clients see: they are told to list again; the key files it names
-            // now are never served.
+            // now are never served, nor listed.
             if access.reload_current().is_ok() {
-                deny.protect(OwnGroup::Access, access.files());
+                root.deny().protect(OwnGroup::Access, access.files());
+                resources::forget_denied(&live, &root);
                 live.announce_lists_changed();
             }
         });

@@ -17,7 +17,6 @@ use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, CommandTools, Declarations};
-use mcpd_actors::tools::deny::DenySet;
 use mcpd_actors::tools::files::FileToolOptions;
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
@@ -72,8 +71,9 @@ pub(crate) struct Settings {
     pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
     /// Cluster mode's Redis URL (`--redis` / `redis`) and settings.
     pub(crate) redis: Option<mcpd_actors::cluster::ClusterConfig>,
-    /// What of the project is never served (mcpd's own files are updated on reload).
-    pub(crate) deny: Arc<DenySet>,
+    /// The project directory as the tools and resources reach it (its deny set's own files
+    /// are updated on reload).
+    pub(crate) root: ProjectRoot,
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -160,36 +160,11 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
     let command_options = tool_options.commands.clone();
-    let mut tools = assemble(&root, tool_options, &filter);
-    let declared_resources = match &declarations_path {
-        Some(path) => resources::check_declared(path, declared_resources, &root).map_err(usage)?,
-        None => Vec::new(),
-    };
-    let resource_filter = resource_filter(args, &props, &mut warnings);
-    let resources =
-        resource_set(args, &props, &root, &command_options, declared_resources, &resource_filter, &mut tools.catalog)?;
     let servers_file = args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from));
     let remotes = match &servers_file {
         Some(path) => load_servers(path).map_err(usage)?,
         None => Vec::new(),
     };
-    let mut info = Implementation::new(
-        pick_text(&args.name, &props, "name").unwrap_or_else(|| "mcpd".to_owned()),
-        pick_text(&args.server_version, &props, "version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
-    );
-    crate::metadata::apply(&mut info, args.title.as_deref(), args.website_url.as_deref(), &args.icons, &props)
-        .map_err(usage)?;
-    // Stdio is one long session, and `-s` gives HTTP sessions: both can deliver list_changed and
-    // resource updates.
-    let sessions = args.session || args.port.is_none();
-    let mut options = ServerOptions { info, sessions, ..ServerOptions::default() };
-    if let Some(size) = pick::<usize>(None, &props, "pageSize")? {
-        options.page_size = size.max(1);
-    }
-    options.tasks = task_options(args, &props)?;
-    let live = Arc::new(LiveCatalog::new(tools.catalog));
-    resources::install_watch(&live, &resources.1);
-    let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     let mut listener = listener_config(args, &props, max_command_time)?;
     if listener.access.is_some() && args.port.is_none() {
         warnings.push("the access file applies to HTTP only (-p): stdio has one client, served everything".into());
@@ -228,6 +203,31 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         log::warn!("{warning}");
         warnings.push(warning);
     }
+    let mut tools = assemble(&root, tool_options, &filter);
+    let declared_resources = match &declarations_path {
+        Some(path) => resources::check_declared(path, declared_resources, &root).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let resource_filter = resource_filter(args, &props, &mut warnings);
+    let resources =
+        resource_set(args, &props, &root, &command_options, declared_resources, &resource_filter, &mut tools.catalog)?;
+    let mut info = Implementation::new(
+        pick_text(&args.name, &props, "name").unwrap_or_else(|| "mcpd".to_owned()),
+        pick_text(&args.server_version, &props, "version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
+    );
+    crate::metadata::apply(&mut info, args.title.as_deref(), args.website_url.as_deref(), &args.icons, &props)
+        .map_err(usage)?;
+    // Stdio is one long session, and `-s` gives HTTP sessions: both can deliver list_changed and
+    // resource updates.
+    let sessions = args.session || args.port.is_none();
+    let mut options = ServerOptions { info, sessions, ..ServerOptions::default() };
+    if let Some(size) = pick::<usize>(None, &props, "pageSize")? {
+        options.page_size = size.max(1);
+    }
+    options.tasks = task_options(args, &props)?;
+    let live = Arc::new(LiveCatalog::new(tools.catalog));
+    resources::install_watch(&live, &resources.1);
+    let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
     Ok(Settings {
         server,
         live,
@@ -246,7 +246,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         project_dir,
         resources,
         redis,
-        deny: root.deny().clone(),
+        root,
     })
 }
 

@@ -8,8 +8,8 @@ use mcpd::model::{Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
 use super::search;
-use crate::tools::paths::ProjectRoot;
 use super::{failure, kind, looks_binary, open_regular, refused, schema, Args, FileToolOptions, Files, Run};
+use crate::tools::paths::ProjectRoot;
 
 pub(super) fn tools(options: &FileToolOptions) -> Vec<(Tool, Run)> {
     let max = options.max_results;

@@ -212,6 +212,30 @@ pub fn register(
     (counts, watch)
 }
 
+/// Removes from `live` the listed project files that `root`'s deny set covers now (one of
+/// mcpd's own files named by a reloaded configuration): what is never served is never listed.
+/// Returns how many it removed (clients hear `resources/list_changed` when any).
+pub fn forget_denied(live: &LiveCatalog, root: &ProjectRoot) -> usize {
+    let denied: Vec<String> = live
+        .snapshot()
+        .resources()
+        .map(|entry| &entry.definition.uri)
+        .filter(|uri| {
+            let path = uri.strip_prefix(FILE_PREFIX).and_then(|encoded| decode_path(encoded).ok());
+            path.is_some_and(|path| matches!(root.existing(&path), Err(super::paths::PathError::Denied { .. })))
+        })
+        .cloned()
+        .collect();
+    if !denied.is_empty() {
+        live.update(|catalog| {
+            for uri in &denied {
+                catalog.remove_resource(uri);
+            }
+        });
+    }
+    denied.len()
+}
+
 /// Makes `watch` hear the subscriptions of `live` and announce file changes through it.
 pub fn install_watch(live: &Arc<LiveCatalog>, watch: &Arc<FileWatch>) {
     watch.attach(live);
