@@ -128,6 +128,17 @@ impl AccessControl {
         files
     }
 
+    /// The clients whose patterns reach the project: some of `file_tools` among their tools, or
+    /// a URI starting with `file_resources` (the project files' URI prefix, when they are
+    /// resources) among their resources.
+    pub fn clients_reaching(&self, file_tools: &[String], file_resources: Option<&str>) -> Vec<String> {
+        let reaches = |client: &AccessClient| {
+            file_tools.iter().any(|tool| client.tools.matches(tool))
+                || file_resources.is_some_and(|prefix| client.resources.may_match_prefix(prefix))
+        };
+        self.current().clients.iter().filter(|c| reaches(c)).map(|c| c.name.to_string()).collect()
+    }
+
     /// Whether some client's key is written in the access file itself.
     pub fn has_inline_keys(&self) -> bool {
         self.current().kinds.contains(&"key")

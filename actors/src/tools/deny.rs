@@ -75,6 +75,8 @@ pub enum Denial {
     Own,
     /// It matches this deny pattern.
     Pattern(String),
+    /// No project file is reachable on this server (the file tools and file resources are off).
+    Closed,
 }
 
 impl std::fmt::Display for Denial {
@@ -83,6 +85,9 @@ impl std::fmt::Display for Denial {
             Denial::Own => f.write_str("it is one of mcpd's own configuration or secret files, which are never served"),
             Denial::Pattern(pattern) => {
                 write!(f, "it matches the sensitive-file pattern {pattern:?}, which is not served (see --deny-files)")
+            }
+            Denial::Closed => {
+                f.write_str("no project file is reachable on this server (the file tools and file resources are off)")
             }
         }
     }

@@ -8,6 +8,7 @@ pub mod files;
 pub mod gateway;
 pub mod paths;
 pub mod prompts;
+pub mod reach;
 pub mod remote_metrics;
 pub mod resources;
 pub mod sets;

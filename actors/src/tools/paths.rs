@@ -174,6 +174,8 @@ pub struct ProjectRoot {
     root: PathBuf,
     dir: Arc<Dir>,
     deny: Arc<DenySet>,
+    /// False for a root through which no path is reachable ([`ProjectRoot::closed`]).
+    open: bool,
 }
 
 impl PartialEq for ProjectRoot {
@@ -197,7 +199,13 @@ impl ProjectRoot {
         }
         let handle = Dir::open_ambient_dir(&root, ambient_authority())?;
         let deny = Arc::new(DenySet::defaults(&root));
-        Ok(ProjectRoot { root, dir: Arc::new(handle), deny })
+        Ok(ProjectRoot { root, dir: Arc::new(handle), deny, open: true })
+    }
+
+    /// The same root with every path refused ([`Denial::Closed`]): what reads project files for
+    /// a caller (a prompt that embeds one) gets it when no project file is reachable.
+    pub fn closed(&self) -> ProjectRoot {
+        ProjectRoot { open: false, ..self.clone() }
     }
 
     /// This root with `patterns` as its deny patterns instead of the defaults (before any clone
@@ -218,6 +226,9 @@ impl ProjectRoot {
     /// Refuses a judged path the deny set covers; `meta` is its metadata (following links,
     /// except for an entry judged as itself), when it exists.
     fn refuse_denied(&self, inside: &Inside, given: &str, meta: Option<&std::fs::Metadata>) -> Result<(), PathError> {
+        if !self.open {
+            return Err(PathError::Denied { path: given.to_owned(), reason: Denial::Closed });
+        }
         if inside.is_root() {
             return Ok(());
         }

@@ -1,7 +1,7 @@
 //! The tools `mcpd serve` exposes, assembled from its tool sets (built-in, file, command and
 //! declared tools; the gateway adds its remotes' tools at run time) and filtered by
 //! `enabledTools`, and the report of what is exposed: the status JSON's `projectDir`,
-//! `toolSets`, `remotes` and `resources`, and the `mcpd_tools_exposed` / `mcpd_remote_*` /
+//! `project`, `toolSets`, `remotes` and `resources`, and the `mcpd_tools_exposed` / `mcpd_remote_*` /
 //! `mcpd_resources_*` gauges.
 //!
 //! Declared prompts (`prompts`, filtered by `enabledPrompts`) are assembled here too, and
@@ -22,6 +22,7 @@ use super::files::{self, FileToolOptions};
 use super::gateway::Gateway;
 use super::paths::ProjectRoot;
 use super::prompts::{self, DeclaredPrompt, PromptOptions};
+use super::reach::ProjectReach;
 use super::resources::{FileWatch, ResourceCounts};
 use crate::metrics::GaugeSample;
 use crate::runtime::{Mcpd, RuntimeError};
@@ -142,12 +143,21 @@ pub struct ToolReport {
     project_dir: String,
     gateway: Option<Arc<Gateway>>,
     resources: Option<(ResourceCounts, Arc<FileWatch>)>,
+    project: Option<ProjectReach>,
 }
 
 impl ToolReport {
     /// A report of `exposed` (from [`assemble`]) and, when there is one, the gateway.
     pub fn new(exposed: Vec<(ToolSet, usize)>, project_dir: &Path, gateway: Option<Arc<Gateway>>) -> Self {
-        ToolReport { exposed, prompts: 0, project_dir: project_dir.display().to_string(), gateway, resources: None }
+        let project_dir = project_dir.display().to_string();
+        ToolReport { exposed, prompts: 0, project_dir, gateway, resources: None, project: None }
+    }
+
+    /// Adds what callers can reach of the project: the status JSON's `project`.
+    #[must_use]
+    pub fn with_project(mut self, reach: ProjectReach) -> Self {
+        self.project = Some(reach);
+        self
     }
 
     /// Adds the resources (from [`super::resources::register`]): the status JSON's `resources`
@@ -180,6 +190,9 @@ impl ToolReport {
         tool_sets.insert(ToolSet::Gateway.label().into(), json!(self.gateway_tools()));
         let mut status = json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes });
         status["prompts"] = json!({ "declared": self.prompts });
+        if let Some(project) = &self.project {
+            status["project"] = project.status_json();
+        }
         if let Some((_, watch)) = &self.resources {
             let mut resources: Map<String, Value> =
                 self.resource_sets().into_iter().map(|(set, n)| (set.to_owned(), json!(n))).collect();

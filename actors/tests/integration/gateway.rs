@@ -193,6 +193,7 @@ fn status_and_metrics_show_tool_sets_and_remote_health() {
         dir.path().to_str().unwrap(),
         "--servers",
         servers.to_str().unwrap(),
+        "--file-tools",
     ]);
     let status = eventually_blocking("one remote is up and the other has failed", Duration::from_secs(10), || {
         let status = status_of(&gateway);

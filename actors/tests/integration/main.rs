@@ -53,6 +53,7 @@ mod oauth_client;
 mod oauth_login;
 mod oauth_server;
 mod panic_containment;
+mod project_reach;
 mod project_screen;
 mod sessions;
 mod sessions_interop;

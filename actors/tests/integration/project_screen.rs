@@ -96,11 +96,19 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-/// `mcpd serve --write --access … --tools … --servers …` in `project` (so `mcp.properties` is
-/// read too), with `extra` flags.
+/// `mcpd serve --file-tools --write --access … --tools … --servers …` in `project` (so
+/// `mcp.properties` is read too), with `extra` flags.
 fn serve(project: &Path, extra: &[&str]) -> HttpChild {
     let mut cmd = process::mcpd_command();
-    cmd.current_dir(project).args(["serve", "--write", "--access", "access.json", "--tools", "tools.json"]);
+    cmd.current_dir(project).args([
+        "serve",
+        "--file-tools",
+        "--write",
+        "--access",
+        "access.json",
+        "--tools",
+        "tools.json",
+    ]);
     cmd.args(["--servers", "servers.json"]).args(extra);
     HttpChild::spawn_command(cmd)
 }

@@ -167,9 +167,14 @@ pub(crate) struct ServeArgs {
     /// Shortest time in seconds between key-set fetches caused by an unknown key id (default 30).
     #[arg(long = "auth-jwks-refresh", value_name = "SECONDS")]
     pub(crate) auth_jwks_refresh: Option<u64>,
-    /// Do not offer the file tools at all (they are on, read-only, by default).
-    #[arg(long)]
+    /// Do not offer the file tools; with them the project's files are no resources either
+    /// (unless --file-resources) and prompts embed none: no project file is reachable.
+    #[arg(long, conflicts_with = "file_tools")]
     pub(crate) no_file_tools: bool,
+    /// Offer the file tools (read-only unless --write): the default, except for a gateway
+    /// (--servers), which serves its remotes and no local file unless asked.
+    #[arg(long)]
+    pub(crate) file_tools: bool,
     /// Enable the file tools that write (write_file, edit_file, delete_path, apply_patch, …).
     #[arg(long)]
     pub(crate) write: bool,
@@ -207,8 +212,12 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) no_default_deny_files: bool,
     /// Do not offer the project's files as resources (file:///{+path}, the listing, subscriptions).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "file_resources")]
     pub(crate) no_file_resources: bool,
+    /// Offer the project's files as resources even without the file tools (by default they go
+    /// with the file tools).
+    #[arg(long)]
+    pub(crate) file_resources: bool,
     /// Resources to expose: URI patterns with * and ? (`file:///docs/*, note://*`; default all).
     #[arg(long = "enabled-resources", value_name = "PATTERNS")]
     pub(crate) enabled_resources: Option<String>,

@@ -13,6 +13,21 @@ use mcpd_actors::tools::gateway::load_servers;
 
 use crate::args::ServeArgs;
 
+/// Whether the file tools and the project's files as resources are offered: an explicit flag
+/// (`--[no-]file-tools`, `--[no-]file-resources`), else the property (`fileTools`,
+/// `fileResources`), else the default — file tools on except for a gateway (a servers file),
+/// file resources as the file tools.
+pub(crate) fn file_switches(args: &ServeArgs, props: &Properties, gateway: bool) -> (bool, bool) {
+    let setting = |on: bool, off: bool, key: &str| match (on, off) {
+        (_, true) => Some(false),
+        (true, _) => Some(true),
+        _ => props.get(key).map(|v| !matches!(v.trim(), "false" | "no" | "0" | "off")),
+    };
+    let tools = setting(args.file_tools, args.no_file_tools, "fileTools").unwrap_or(!gateway);
+    let resources = setting(args.file_resources, args.no_file_resources, "fileResources").unwrap_or(tools);
+    (tools, resources)
+}
+
 /// The deny patterns in force: the defaults (unless dropped), then the configured ones (a later
 /// `!pattern` allows again what an earlier one denied).
 pub(crate) fn deny_patterns(args: &ServeArgs, props: &Properties) -> Vec<String> {

@@ -52,6 +52,7 @@ async fn stdio(settings: Settings) -> Result<(), Fatal> {
         gateway.retry_every(GATEWAY_RETRY);
     }
     let _reloads = watch_files(&settings, gateway.as_ref());
+    announce(&settings);
     log::debug!("serving MCP on stdio");
     let served = mcpd_actors::stdio::serve(
         settings.server,
@@ -84,7 +85,9 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     let (resource_counts, file_watch) = settings.resources.clone();
     let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone())
         .with_prompts(settings.exposed_prompts)
-        .with_resources(resource_counts, file_watch);
+        .with_resources(resource_counts, file_watch)
+        .with_project(settings.reach.clone());
+    announce(&settings);
     if let Err(e) = report.install(&runtime).await {
         log::warn!("status extras not set: {e}");
     }
@@ -117,6 +120,25 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
         cluster.stop().await;
     }
     closed
+}
+
+/// Logs what callers can reach of the project and which local capabilities are on.
+fn announce(settings: &Settings) {
+    log::info!("{}", settings.reach.summary());
+    let mut local: Vec<String> =
+        settings.exposed.iter().filter(|(_, n)| *n > 0).map(|(set, n)| format!("{} tools {n}", set.label())).collect();
+    let (resources, _) = &settings.resources;
+    for (what, n) in [
+        ("declared prompts", settings.exposed_prompts),
+        ("project-file resources", resources.files),
+        ("declared resources", resources.declared),
+    ] {
+        if n > 0 {
+            local.push(format!("{what} {n}"));
+        }
+    }
+    let remotes = if settings.servers_file.is_some() { "; the gateway's remotes come as they answer" } else { "" };
+    log::info!("local capabilities: {}{remotes}", local.join(", "));
 }
 
 /// The gateway over the configured remote servers, with the credentials file: none without a

@@ -17,10 +17,11 @@ use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, CommandTools, Declarations};
-use mcpd_actors::tools::files::FileToolOptions;
+use mcpd_actors::tools::files::{self, FileToolOptions};
 use mcpd_actors::tools::gateway::load_servers;
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
+use mcpd_actors::tools::reach::{Callers, FileTools, ProjectReach};
 use mcpd_actors::tools::resources::{self, FileWatch, ResourceCounts, ResourceOptions};
 use mcpd_actors::tools::sets::{assemble, PromptSetOptions, ToolSet, ToolSetOptions};
 use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
@@ -74,6 +75,8 @@ pub(crate) struct Settings {
     /// The project directory as the tools and resources reach it (its deny set's own files
     /// are updated on reload).
     pub(crate) root: ProjectRoot,
+    /// What callers can reach of the project (the startup log line, the status JSON).
+    pub(crate) reach: ProjectReach,
 }
 
 fn usage(message: impl Into<String>) -> Fatal {
@@ -153,14 +156,16 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         Some(path) => load_prompts(declared_prompts, &path.display().to_string()).map_err(usage)?,
         None => Vec::new(),
     };
-    let tool_options = tool_options(args, &props, declared_tools, declared_prompts, &mut warnings)?;
+    let servers_file = args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from));
+    // One switch for what callers reach of the project; a gateway serves its remotes.
+    let reach = exposure::file_switches(args, &props, servers_file.is_some());
+    let tool_options = tool_options(args, &props, reach, declared_tools, declared_prompts, &mut warnings)?;
     let prompt_filter = tool_options.prompts.filter.clone().unwrap_or(ToolFilter::All);
     let declared_scopes: Vec<(String, Vec<String>)> =
         tool_options.declared.iter().map(|t| (t.name.clone(), t.required_scopes.clone())).collect();
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
     let command_options = tool_options.commands.clone();
-    let servers_file = args.servers.clone().or_else(|| props.get("servers").map(PathBuf::from));
     let remotes = match &servers_file {
         Some(path) => load_servers(path).map_err(usage)?,
         None => Vec::new(),
@@ -203,14 +208,22 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         log::warn!("{warning}");
         warnings.push(warning);
     }
+    let reach_tools = tool_options.files.clone();
     let mut tools = assemble(&root, tool_options, &filter);
     let declared_resources = match &declarations_path {
         Some(path) => resources::check_declared(path, declared_resources, &root).map_err(usage)?,
         None => Vec::new(),
     };
     let resource_filter = resource_filter(args, &props, &mut warnings);
-    let resources =
-        resource_set(args, &props, &root, &command_options, declared_resources, &resource_filter, &mut tools.catalog)?;
+    let resource_options = resource_options(args, &props, reach.1)?;
+    let resources = resources::register(
+        &mut tools.catalog,
+        &root,
+        &resource_options,
+        &command_options,
+        declared_resources,
+        &resource_filter,
+    );
     let mut info = Implementation::new(
         pick_text(&args.name, &props, "name").unwrap_or_else(|| "mcpd".to_owned()),
         pick_text(&args.server_version, &props, "version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
@@ -225,6 +238,30 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         options.page_size = size.max(1);
     }
     options.tasks = task_options(args, &props)?;
+    let file_tools = match &reach_tools {
+        None => FileTools::Off,
+        Some(options) if options.write => FileTools::ReadWrite,
+        Some(_) => FileTools::Read,
+    };
+    let callers = match &listener.access {
+        Some(access) => Callers::Clients {
+            access: access.clone(),
+            keys: !listener.keys.is_empty(),
+            tokens: listener.oauth.is_some(),
+        },
+        None if !listener.keys.is_empty() || listener.oauth.is_some() => Callers::Admitted,
+        None => Callers::Anyone,
+    };
+    let project_reach = ProjectReach {
+        dir: project_dir.clone(),
+        file_tools,
+        tool_names: reach_tools.as_ref().map(files::tool_names).unwrap_or_default(),
+        file_resources: reach.1,
+        files_listed: resources.0.files,
+        prompts_embed: reach.0 || reach.1,
+        callers,
+        deny: root.deny().clone(),
+    };
     let live = Arc::new(LiveCatalog::new(tools.catalog));
     resources::install_watch(&live, &resources.1);
     let server = Arc::new(McpServer::with_live_catalog(options, live.clone()));
@@ -247,6 +284,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         resources,
         redis,
         root,
+        reach: project_reach,
     })
 }
 
@@ -254,11 +292,11 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
 fn tool_options(
     args: &ServeArgs,
     props: &Properties,
+    (file_tools, file_resources): (bool, bool),
     declared: Vec<mcpd_actors::tools::commands::DeclaredTool>,
     declared_prompts: Vec<mcpd_actors::tools::prompts::DeclaredPrompt>,
     warnings: &mut Vec<String>,
 ) -> Result<ToolSetOptions, Fatal> {
-    let file_tools = !args.no_file_tools && props.get("fileTools").is_none_or(|v| v.trim() != "false");
     let files = file_tools
         .then(|| FileToolOptions { write: args.write || flag(props, "writeMode"), ..FileToolOptions::default() });
     let mut commands = CommandOptions {
@@ -268,7 +306,8 @@ fn tool_options(
     };
     commands.env_allow.extend(args.command_env.iter().cloned());
     commands.env_allow.extend(props.list("commands.env"));
-    let prompts = prompt_options(args, props, declared_prompts, warnings)?;
+    let mut prompts = prompt_options(args, props, declared_prompts, warnings)?;
+    prompts.options.embed_files = file_tools || file_resources;
     Ok(ToolSetOptions { files, commands, declared, prompts })
 }
 
@@ -324,19 +363,9 @@ fn task_options(args: &ServeArgs, props: &Properties) -> Result<TaskOptions, Fat
     Ok(tasks)
 }
 
-/// The resources: project files (unless `--no-file-resources` / `fileResources=false`) and the
-/// declarations file's `resources`, filtered by `--enabled-resources` / `enabledResources`
-/// (URI patterns), added to `catalog`.
-fn resource_set(
-    args: &ServeArgs,
-    props: &Properties,
-    root: &ProjectRoot,
-    commands: &CommandOptions,
-    declared: Vec<resources::DeclaredResource>,
-    filter: &ToolFilter,
-    catalog: &mut mcpd::Catalog,
-) -> Result<(ResourceCounts, Arc<FileWatch>), Fatal> {
-    let files = !args.no_file_resources && props.get("fileResources").is_none_or(|v| v.trim() != "false");
+/// The resources' options: project files when `files` ([`exposure::file_switches`]), and the
+/// limits of reads, listings and watches.
+fn resource_options(args: &ServeArgs, props: &Properties, files: bool) -> Result<ResourceOptions, Fatal> {
     let mut options = ResourceOptions { files, ..ResourceOptions::default() };
     if let Some(bytes) = pick(args.max_resource_bytes, props, "maxResourceBytes")? {
         options.max_read_bytes = bytes.max(1);
@@ -347,7 +376,7 @@ fn resource_set(
     if let Some(max) = pick(args.max_watched_resources, props, "maxWatchedResources")? {
         options.max_watched = max;
     }
-    Ok(resources::register(catalog, root, &options, commands, declared, filter))
+    Ok(options)
 }
 
 /// `--enabled-resources` / `enabledResources` (URI patterns; absent: every resource).

@@ -97,6 +97,15 @@ pub fn register(catalog: &mut Catalog, root: ProjectRoot, options: FileToolOptio
     }
 }
 
+/// The names of the file tools `options` offers.
+pub fn tool_names(options: &FileToolOptions) -> Vec<String> {
+    let mut tools = read::tools(options);
+    if options.write {
+        tools.extend(write::tools(options).into_iter().chain(patch::tools(options)));
+    }
+    tools.into_iter().map(|(tool, _)| tool.name).collect()
+}
+
 fn add(catalog: &mut Catalog, files: &Arc<Files>, tool: Tool, run: Run) {
     let name: Arc<str> = tool.name.as_str().into();
     let files = files.clone();

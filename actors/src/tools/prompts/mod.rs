@@ -45,18 +45,21 @@ use super::commands::{run_template, CommandOptions, TemplateRun};
 use super::paths::ProjectRoot;
 use declared::{Body, Compiled, Part};
 
-/// Limits of declared prompts.
+/// Limits and switches of declared prompts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptOptions {
     /// The largest project file a message template embeds.
     pub max_embed_bytes: u64,
     /// The most a prompt's command may print on stdout.
     pub max_output_bytes: usize,
+    /// Whether message templates may embed project files (false when no project file is
+    /// reachable on the server: the file tools and file resources are off).
+    pub embed_files: bool,
 }
 
 impl Default for PromptOptions {
     fn default() -> Self {
-        PromptOptions { max_embed_bytes: 1024 * 1024, max_output_bytes: 1024 * 1024 }
+        PromptOptions { max_embed_bytes: 1024 * 1024, max_output_bytes: 1024 * 1024, embed_files: true }
     }
 }
 
@@ -178,7 +181,7 @@ async fn render(
 
 /// Embeds a project file on the blocking pool.
 async fn embed(shared: &Shared, prompt: &str, path: String) -> Result<mcpd::model::ContentBlock, ToolError> {
-    let root = shared.root.clone();
+    let root = if shared.options.embed_files { shared.root.clone() } else { shared.root.closed() };
     let max = shared.options.max_embed_bytes;
     let embedded = actix_web::rt::task::spawn_blocking(move || render::embed(&root, &path, max))
         .await

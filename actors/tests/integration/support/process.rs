@@ -183,11 +183,12 @@ impl HttpChild {
         HttpChild::spawn_command(cmd)
     }
 
-    /// Spawns `mcpd serve --no-file-tools -d <project> --tools <declarations> -p 0`: a server of
-    /// what a declarations file declares (tools, prompts, resources) and the project's files.
+    /// Spawns `mcpd serve --no-file-tools --file-resources -d <project> --tools <declarations> -p 0`:
+    /// a server of what a declarations file declares (tools, prompts, resources) and the
+    /// project's files as resources.
     pub(crate) fn spawn_declared(project: &std::path::Path, declarations: &std::path::Path) -> HttpChild {
         let (project, declarations) = (project.to_str().unwrap(), declarations.to_str().unwrap());
-        HttpChild::spawn(&["serve", "--no-file-tools", "-d", project, "--tools", declarations])
+        HttpChild::spawn(&["serve", "--no-file-tools", "--file-resources", "-d", project, "--tools", declarations])
     }
 
     /// Spawns the `everything` conformance fixture (`everything -p 0`, streamable-HTTP
