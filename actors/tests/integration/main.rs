@@ -26,6 +26,7 @@ mod cli;
 mod client;
 mod client_cli;
 mod client_faults;
+mod client_http_variants;
 mod client_interop;
 mod client_tasks;
 mod cluster_bus;

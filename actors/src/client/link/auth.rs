@@ -33,7 +33,7 @@ impl Link {
         url: &str,
         build: &dyn Fn() -> awc::ClientRequest,
         body: Option<Bytes>,
-    ) -> Result<awc::ClientResponse, ClientError> {
+    ) -> Result<super::http::Response, ClientError> {
         // A bearer token goes only to the server's own origin.
         let ours = url == self.cfg.url || discovery::same_origin(&self.cfg.url, url);
         let mut bearer = if ours { auth.bearer_for_request().await } else { None };
@@ -74,7 +74,7 @@ impl Link {
 
 /// A challenge the flow answers: `(challenge, step_up)` for a `401` (any `WWW-Authenticate`, or
 /// none) or a `403` whose Bearer challenge says `insufficient_scope`.
-fn challenge_of(response: &awc::ClientResponse) -> Option<(Challenge, bool)> {
+fn challenge_of(response: &super::http::Response) -> Option<(Challenge, bool)> {
     let status = response.status().as_u16();
     if status != 401 && status != 403 {
         return None;

@@ -38,8 +38,13 @@ impl Link {
     /// starved past both limits, whichever is polled first decides, and the error must not
     /// depend on that.
     pub(super) fn not_sent(&self, e: awc::error::SendRequestError) -> ClientError {
+        use awc::error::{ConnectError, SendRequestError};
         match e {
-            awc::error::SendRequestError::Timeout => ClientError::Timeout(self.cfg.timeout.as_secs()),
+            SendRequestError::Timeout => ClientError::Timeout(self.cfg.timeout.as_secs()),
+            SendRequestError::Connect(ConnectError::Disconnected) => {
+                transport("the server closed the connection without answering")
+            }
+            SendRequestError::Send(e) => transport(format!("sending the request failed: {e}")),
             e => transport(e),
         }
     }
@@ -82,7 +87,7 @@ pub(super) enum AnswerBody {
 
 /// An event stream's body, from awc or from a satellite's [`super::plain::PlainHttp`].
 pub(super) enum EventStream {
-    Awc(awc::ClientResponse),
+    Awc(super::http::Response),
     Plain(super::plain::PlainBody),
 }
 
@@ -132,7 +137,7 @@ impl Link {
     pub(super) async fn post(&self, url: &str, body: Vec<u8>, extra: Headers) -> Result<Answer, ClientError> {
         if let Some(auth) = &self.auth {
             let build = || {
-                let mut request = self.http.post(url);
+                let mut request = self.http.client().post(url);
                 for header in &extra {
                     request = request.insert_header(header.clone());
                 }
@@ -148,7 +153,7 @@ impl Link {
         if let Some(plain) = self.plain.as_ref().filter(|_| url == self.cfg.url) {
             return plain.post(body, &extra).await;
         }
-        let mut request = self.http.post(url);
+        let mut request = self.http.client().post(url);
         for header in extra {
             request = request.insert_header(header);
         }
@@ -156,7 +161,8 @@ impl Link {
         self.answer(response).await
     }
 
-    async fn answer(&self, mut response: awc::ClientResponse) -> Result<Answer, ClientError> {
+    async fn answer(&self, mut response: super::http::Response) -> Result<Answer, ClientError> {
+        self.http.learn(&response, &self.cfg.name);
         let status = response.status().as_u16();
         let session_id = response
             .headers()
@@ -167,7 +173,7 @@ impl Link {
         let body = if is_event_stream(&response) && (200..300).contains(&status) {
             AnswerBody::Events(EventStream::Awc(response))
         } else {
-            AnswerBody::Json(response.body().limit(MAX_RESPONSE_BYTES).await.map_err(transport)?)
+            AnswerBody::Json(response.body().limit(MAX_RESPONSE_BYTES).await.map_err(body_error)?)
         };
         Ok(Answer { status, session_id, body })
     }
@@ -240,10 +246,11 @@ impl Link {
     }
 
     /// Reopens a session's stream after `last_event_id` (GET with `Last-Event-ID`).
-    async fn resume(&self, last_event_id: &str) -> Result<awc::ClientResponse, ClientError> {
+    async fn resume(&self, last_event_id: &str) -> Result<super::http::Response, ClientError> {
         let headers = self.wire_headers();
         let build = || {
-            let mut request = self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
+            let mut request =
+                self.http.client().get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
             for header in &headers {
                 request = request.insert_header(header.clone());
             }
@@ -263,8 +270,18 @@ impl Link {
     }
 }
 
+/// A body that could not be read whole.
+fn body_error(e: awc::error::PayloadError) -> ClientError {
+    match e {
+        awc::error::PayloadError::Incomplete(_) => {
+            transport("reading the response: the server closed the connection before the end of the body")
+        }
+        e => transport(format!("reading the response: {e}")),
+    }
+}
+
 /// Whether a response is an event stream (its `Content-Type`, ignoring case).
-pub(super) fn is_event_stream(response: &awc::ClientResponse) -> bool {
+pub(super) fn is_event_stream(response: &super::http::Response) -> bool {
     let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
     content_type.is_some_and(|c| c.to_ascii_lowercase().contains("text/event-stream"))
 }

@@ -60,7 +60,7 @@ impl Link {
     /// Opens the GET stream, waits for its `endpoint` event and makes the channel the carrier
     /// to negotiate over.
     pub(super) async fn open_sse(self: &Rc<Self>) -> Result<(), ClientError> {
-        let build = || self.http.get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
+        let build = || self.http.client().get(&self.cfg.url).insert_header((header::ACCEPT, "text/event-stream"));
         let mut response = match &self.auth {
             Some(auth) => Box::pin(self.send_authorized(auth, &self.cfg.url, &build, None)).await?,
             None => build().send().await.map_err(|e| self.not_sent(e))?,

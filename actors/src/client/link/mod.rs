@@ -26,6 +26,7 @@ mod auth;
 mod body;
 mod exchange;
 mod headers;
+mod http;
 mod inbound;
 mod input;
 mod legacy_sse;
@@ -41,7 +42,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use awc::http::header;
 use mcpd::client::attribution::{attribute, Arrival};
 use mcpd::client::config::StdioCommand;
 use mcpd::client::list::ListLimits;
@@ -110,7 +110,7 @@ pub enum Mode {
 /// A connection to one server.
 pub(crate) struct Link {
     /// This link's own HTTP client, with the configured headers as defaults.
-    http: awc::Client,
+    http: http::HttpClient,
     cfg: LinkConfig,
     /// How the client answers what the server asks of it.
     handlers: ClientHandlers,
@@ -244,22 +244,7 @@ impl Link {
         satellite: bool,
     ) -> Rc<Link> {
         // Headers every request carries are parsed once, as the client's defaults.
-        // awc's own limit is only a backstop: the link's time limits decide, so that a silent
-        // server is reported as a timeout (and, in a session, cancelled).
-        let connector = match super::tls::client_config() {
-            Some(tls) => awc::Connector::new().rustls_0_23(tls),
-            None => awc::Connector::new(),
-        };
-        let mut builder = awc::Client::builder()
-            .connector(connector)
-            .timeout(cfg.timeout + Duration::from_secs(5))
-            .disable_redirects()
-            .add_default_header((header::ACCEPT, "application/json, text/event-stream"))
-            .add_default_header((header::CONTENT_TYPE, "application/json"));
-        for (name, value) in &cfg.headers {
-            builder = builder.add_default_header((name.as_str(), value.as_str()));
-        }
-        let http = builder.finish();
+        let http = http::HttpClient::new(&cfg);
         let capabilities = handlers.capabilities();
         let task_meta = StatelessMeta::new(&meta_members(&client_info, &with_tasks_extension(capabilities.clone())));
         let stateless_meta = StatelessMeta::new(&meta_members(&client_info, &capabilities));

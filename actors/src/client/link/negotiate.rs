@@ -248,7 +248,7 @@ impl Link {
     fn open_standalone(self: &Rc<Self>) -> oneshot::Receiver<()> {
         let (opened_tx, opened) = oneshot::channel();
         let link = Rc::downgrade(self);
-        let mut request = self.http.get(&self.cfg.url).timeout(STANDALONE_LIFETIME);
+        let mut request = self.http.client().get(&self.cfg.url).timeout(STANDALONE_LIFETIME);
         request = request.insert_header((header::ACCEPT, "text/event-stream"));
         for header in self.wire_headers() {
             request = request.insert_header(header);

@@ -19,7 +19,10 @@
 //! may have run it): a connection that ends without an answer is the call's error.
 //! A connection goes back to the idle list only when its answer was read whole and allowed
 //! keep-alive (HTTP/1.1 without `Connection: close`); an event stream's connection is dropped at
-//! the end of the stream.
+//! the end of the stream. A gzip body (a server may choose a coding when the request names none)
+//! is decoded, bounded like any body once decoded; another coding, or a compressed event
+//! stream, is refused naming it. The reader's properties (every framing, cut anywhere, hostile
+//! heads and sizes) are tested in `plain/props.rs`.
 
 use std::cell::RefCell;
 
@@ -162,8 +165,14 @@ impl PlainHttp {
     /// The answer whose head was read: an event stream goes with its connection; any other
     /// body is read whole, and the connection kept when it may be.
     async fn answer(&self, connection: Connection, head: Head) -> Result<Answer, ClientError> {
-        let mut body = PlainBody { connection, framing: head.framing, keep_alive: head.keep_alive };
+        let mut body =
+            PlainBody { connection, framing: head.framing, keep_alive: head.keep_alive, read: 0, limit: u64::MAX };
         let status = head.status;
+        if let (Some(coding), true) = (&head.coding, head.events) {
+            return Err(transport(format!(
+                "the server sent an event stream with Content-Encoding {coding:?}, which mcpd does not read"
+            )));
+        }
         if head.events && (200..300).contains(&status) {
             return Ok(Answer {
                 status,
@@ -178,8 +187,30 @@ impl PlainHttp {
                 idle.push(connection);
             }
         }
+        let bytes = match head.coding.as_deref() {
+            None => bytes,
+            Some(coding) => decoded(coding, &bytes).map_err(|e| transport(format!("reading the response: {e}")))?,
+        };
         Ok(Answer { status, session_id: head.session_id, body: AnswerBody::Json(bytes) })
     }
+}
+
+/// A body sent with `Content-Encoding: coding`, decoded (gzip; at most [`MAX_RESPONSE_BYTES`]
+/// once decoded). With no `Accept-Encoding` in the request, the server may choose any coding.
+fn decoded(coding: &str, bytes: &[u8]) -> Result<Bytes, String> {
+    use std::io::Read as _;
+    if !matches!(coding, "gzip" | "x-gzip") {
+        return Err(format!("the body's Content-Encoding {coding:?} is not one mcpd reads (gzip)"));
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .take(MAX_RESPONSE_BYTES as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("the gzip body cannot be decoded ({e})"))?;
+    if out.len() > MAX_RESPONSE_BYTES {
+        return Err(format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit once decoded"));
+    }
+    Ok(Bytes::from(out))
 }
 
 /// `name: value\r\n` appended to `out`.
@@ -322,6 +353,8 @@ struct Head {
     framing: Framing,
     /// Whether the connection may carry another request after this answer.
     keep_alive: bool,
+    /// Its `Content-Encoding`, when not `identity`.
+    coding: Option<String>,
 }
 
 /// Parses an answer head at the start of `bytes` (up to [`MAX_HEAD_BYTES`] of them): `None`
@@ -350,6 +383,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Option<Head>)>, String> {
     let mut lengths: Option<u64> = None;
     let mut chunked = None;
     let mut close = response.version != Some(1);
+    let mut coding: Option<String> = None;
     for header in response.headers.iter() {
         let name = header.name;
         if name.eq_ignore_ascii_case(mcpd::headers::SESSION_ID) {
@@ -378,6 +412,11 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Option<Head>)>, String> {
         } else if name.eq_ignore_ascii_case("transfer-encoding") {
             let last = header.value.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
             chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
+        } else if name.eq_ignore_ascii_case("content-encoding") {
+            let value = String::from_utf8_lossy(header.value).trim().to_ascii_lowercase();
+            if !value.is_empty() && value != "identity" {
+                coding = Some(value);
+            }
         } else if name.eq_ignore_ascii_case("connection") {
             close |= header.value.split(|&b| b == b',').any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"));
         }
@@ -393,7 +432,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Option<Head>)>, String> {
         (None, None) => Framing::Close,
     };
     let keep_alive = !close && !matches!(framing, Framing::Close);
-    Ok(Some((length, Some(Head { status, session_id, events, framing, keep_alive }))))
+    Ok(Some((length, Some(Head { status, session_id, events, framing, keep_alive, coding }))))
 }
 
 /// A header value as text when it is visible ASCII (and tabs), as `HeaderValue::to_str` wants.
@@ -447,6 +486,11 @@ pub(super) struct PlainBody {
     connection: Connection,
     framing: Framing,
     keep_alive: bool,
+    /// Body bytes handed out so far.
+    read: u64,
+    /// The most a body read whole may hold: a chunk announced past it is refused before its
+    /// bytes are waited for (no limit for an event stream, read as it comes).
+    limit: u64,
 }
 
 impl PlainBody {
@@ -477,6 +521,7 @@ impl PlainBody {
                 Framing::Length(left) => {
                     let n = available.min(*left);
                     *left -= n;
+                    self.read += n;
                     return Ok(Some(connection.take(n as usize)));
                 }
                 Framing::Close if available == 0 => {
@@ -492,6 +537,9 @@ impl PlainBody {
                             *chunk = Chunk::Trailers;
                         }
                         Ok(httparse::Status::Complete((length, size))) => {
+                            if self.read.saturating_add(size) > self.limit {
+                                return Err(format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit"));
+                            }
                             connection.consume(length);
                             *chunk = Chunk::Data(size);
                         }
@@ -506,6 +554,7 @@ impl PlainBody {
                     Chunk::Data(left) => {
                         let n = available.min(*left);
                         *left -= n;
+                        self.read += n;
                         return Ok(Some(connection.take(n as usize)));
                     }
                     Chunk::DataEnd if available < 2 => connection.fill_or("after a chunk").await?,
@@ -531,6 +580,7 @@ impl PlainBody {
     /// The whole body, up to [`MAX_RESPONSE_BYTES`].
     async fn whole(&mut self) -> Result<Bytes, String> {
         let over = || format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit");
+        self.limit = MAX_RESPONSE_BYTES as u64;
         if let Framing::Length(length) = self.framing {
             if length > MAX_RESPONSE_BYTES as u64 {
                 self.framing = Framing::Failed;
@@ -564,6 +614,9 @@ impl PlainBody {
         (done && self.keep_alive && self.connection.pending().is_empty()).then_some(self.connection)
     }
 }
+
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {

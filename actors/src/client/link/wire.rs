@@ -218,6 +218,7 @@ impl Link {
                 let Some(id) = id else { return };
                 let mut request = self
                     .http
+                    .client()
                     .delete(&self.cfg.url)
                     .timeout(Duration::from_secs(2))
                     .insert_header((mcpd::headers::SESSION_ID, id.as_str()))

@@ -28,7 +28,7 @@ pub(crate) struct SseReader {
     buffer: String,
 }
 
-pub(crate) type Response = awc::ClientResponse;
+pub(crate) type Response = awc::ClientResponse<actix_web::dev::Decompress<actix_web::dev::Payload>>;
 
 impl SseReader {
     pub(crate) fn new(response: Response) -> Self {
