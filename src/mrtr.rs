@@ -253,39 +253,59 @@ impl StateSealer {
         Ok(StateSealer::new(key, lifetime))
     }
 
-    fn mac(key: &[u8], payload: &[u8]) -> HmacSha256 {
+    /// The tag of `payload` sealed for `caller`: the caller's identity is part of what is
+    /// authenticated, so another caller's state does not verify.
+    fn mac(key: &[u8], caller: &str, payload: &[u8]) -> HmacSha256 {
         // HMAC accepts keys of any length.
         let mut mac = HmacSha256::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(caller.as_bytes());
+        mac.update(b"\0");
         mac.update(payload);
         mac
     }
 
-    /// Seals `state` for `operation` (e.g. `tools/call:name`) with these arguments.
-    pub fn seal(&self, operation: &str, arguments: &Map<String, Value>, state: &Value) -> String {
-        self.seal_at(operation, arguments, state, now_secs())
+    /// Seals `state` for `operation` (e.g. `tools/call:name`) with these arguments, for `caller`
+    /// (an [`crate::auth::identity::Identity`]'s text).
+    pub fn seal(&self, caller: &str, operation: &str, arguments: &Map<String, Value>, state: &Value) -> String {
+        self.seal_at(caller, operation, arguments, state, now_secs())
     }
 
-    fn seal_at(&self, operation: &str, arguments: &Map<String, Value>, state: &Value, now: u64) -> String {
+    fn seal_at(
+        &self,
+        caller: &str,
+        operation: &str,
+        arguments: &Map<String, Value>,
+        state: &Value,
+        now: u64,
+    ) -> String {
         let payload = json!({
             "b": binding(operation, arguments),
             "e": now + self.lifetime.as_secs(),
             "s": state,
         });
         let payload = serde_json::to_vec(&payload).unwrap_or_default();
-        let tag = Self::mac(&self.keys[0], &payload).finalize().into_bytes();
+        let tag = Self::mac(&self.keys[0], caller, &payload).finalize().into_bytes();
         format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(tag))
     }
 
-    /// Opens a sealed state and returns what was sealed.
+    /// Opens a state sealed for `caller` and returns what was sealed.
     ///
     /// # Errors
-    /// [`StateError`] when the token was altered, belongs to another request, or expired.
-    pub fn open(&self, token: &str, operation: &str, arguments: &Map<String, Value>) -> Result<Value, StateError> {
-        self.open_at(token, operation, arguments, now_secs())
+    /// [`StateError`] when the token was altered or sealed for another caller (both read as
+    /// tampered), belongs to another request, or expired.
+    pub fn open(
+        &self,
+        caller: &str,
+        token: &str,
+        operation: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Value, StateError> {
+        self.open_at(caller, token, operation, arguments, now_secs())
     }
 
     fn open_at(
         &self,
+        caller: &str,
         token: &str,
         operation: &str,
         arguments: &Map<String, Value>,
@@ -294,7 +314,7 @@ impl StateSealer {
         let (payload, tag) = token.split_once('.').ok_or(StateError::Tampered)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| StateError::Tampered)?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
-        if !self.keys.iter().any(|key| Self::mac(key, &payload).verify_slice(&tag).is_ok()) {
+        if !self.keys.iter().any(|key| Self::mac(key, caller, &payload).verify_slice(&tag).is_ok()) {
             return Err(StateError::Tampered);
         }
         let mut payload: Map<String, Value> = serde_json::from_slice(&payload).map_err(|_| StateError::Tampered)?;
@@ -365,16 +385,24 @@ mod tests {
     fn sealed_state_round_trips_and_is_bound() {
         let sealer = StateSealer::new(vec![7u8; 32], Duration::from_secs(60));
         let a = args(json!({"x": 1, "y": "z"}));
-        let token = sealer.seal("tools/call:t", &a, &json!({"round": 2}));
-        assert_eq!(sealer.open(&token, "tools/call:t", &a).unwrap(), json!({"round": 2}));
+        let token = sealer.seal("anonymous", "tools/call:t", &a, &json!({"round": 2}));
+        assert_eq!(sealer.open("anonymous", &token, "tools/call:t", &a).unwrap(), json!({"round": 2}));
         let reordered = args(json!({"y": "z", "x": 1}));
-        assert!(sealer.open(&token, "tools/call:t", &reordered).is_ok(), "key order does not matter");
-        assert_eq!(sealer.open(&token, "tools/call:u", &a), Err(StateError::WrongRequest));
-        assert_eq!(sealer.open(&token, "tools/call:t", &args(json!({"x": 2}))), Err(StateError::WrongRequest));
-        assert_eq!(sealer.open(&format!("{token}x"), "tools/call:t", &a), Err(StateError::Tampered));
-        assert_eq!(sealer.open("garbage", "tools/call:t", &a), Err(StateError::Tampered));
+        assert!(sealer.open("anonymous", &token, "tools/call:t", &reordered).is_ok(), "key order does not matter");
+        assert_eq!(sealer.open("anonymous", &token, "tools/call:u", &a), Err(StateError::WrongRequest));
+        assert_eq!(
+            sealer.open("anonymous", &token, "tools/call:t", &args(json!({"x": 2}))),
+            Err(StateError::WrongRequest)
+        );
+        assert_eq!(sealer.open("anonymous", &format!("{token}x"), "tools/call:t", &a), Err(StateError::Tampered));
+        assert_eq!(sealer.open("anonymous", "garbage", "tools/call:t", &a), Err(StateError::Tampered));
         let other = StateSealer::new(vec![8u8; 32], Duration::from_secs(60));
-        assert_eq!(other.open(&token, "tools/call:t", &a), Err(StateError::Tampered));
+        assert_eq!(other.open("anonymous", &token, "tools/call:t", &a), Err(StateError::Tampered));
+        assert_eq!(
+            sealer.open("client:ci", &token, "tools/call:t", &a),
+            Err(StateError::Tampered),
+            "sealed for another caller reads as tampered"
+        );
     }
 
     #[test]
@@ -382,21 +410,28 @@ mod tests {
         let (old, new) = (vec![1u8; 32], vec![2u8; 32]);
         let a = args(json!({"x": 1}));
         let before = StateSealer::new(old.clone(), Duration::from_secs(60));
-        let in_flight = before.seal("op", &a, &json!("round 1"));
+        let in_flight = before.seal("anonymous", "op", &a, &json!("round 1"));
         let rotated = StateSealer::with_ring(new.clone(), vec![old], Duration::from_secs(60));
-        assert_eq!(rotated.open(&in_flight, "op", &a).unwrap(), json!("round 1"), "a rotation breaks no round");
-        let sealed = rotated.seal("op", &a, &json!("round 2"));
-        assert_eq!(StateSealer::new(new, Duration::from_secs(60)).open(&sealed, "op", &a).unwrap(), json!("round 2"));
-        assert_eq!(before.open(&sealed, "op", &a), Err(StateError::Tampered), "sealed with the new key");
+        assert_eq!(
+            rotated.open("anonymous", &in_flight, "op", &a).unwrap(),
+            json!("round 1"),
+            "a rotation breaks no round"
+        );
+        let sealed = rotated.seal("anonymous", "op", &a, &json!("round 2"));
+        assert_eq!(
+            StateSealer::new(new, Duration::from_secs(60)).open("anonymous", &sealed, "op", &a).unwrap(),
+            json!("round 2")
+        );
+        assert_eq!(before.open("anonymous", &sealed, "op", &a), Err(StateError::Tampered), "sealed with the new key");
     }
 
     #[test]
     fn expired_state_is_refused() {
         let sealer = StateSealer::new(vec![7u8; 32], Duration::from_secs(60));
         let a = Map::new();
-        let token = sealer.seal_at("op", &a, &json!(1), 1_000);
-        assert!(sealer.open_at(&token, "op", &a, 1_059).is_ok());
-        assert_eq!(sealer.open_at(&token, "op", &a, 1_061), Err(StateError::Expired));
+        let token = sealer.seal_at("anonymous", "op", &a, &json!(1), 1_000);
+        assert!(sealer.open_at("anonymous", &token, "op", &a, 1_059).is_ok());
+        assert_eq!(sealer.open_at("anonymous", &token, "op", &a, 1_061), Err(StateError::Expired));
     }
 
     #[test]

@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(who(&control, "nope"), None);
         let pairs = [("x-api-key", "key-a")];
         assert!(control.identify(headers(&pairs)).is_some(), "X-API-Key as --key takes it");
-        let alice = Granted { subject: Some("alice".into()), scopes: vec![] };
+        let alice = Granted { subject: Some("alice".into()), scopes: vec![], issuer: None };
         assert_eq!(token_client(&control, alice).as_deref(), Some("sso"));
         assert_eq!(token_client(&control, Granted::default()), None);
         let status = control.status_json();

@@ -118,6 +118,9 @@ pub(crate) struct EdgeCounters {
     pub(crate) notifications_dropped: AtomicU64,
     /// Requests refused because their session (or stdio connection) had too many running.
     pub(crate) requests_over_limit: AtomicU64,
+    /// Uses of a session by another identity than the one that opened it (answered as an
+    /// unknown session).
+    pub(crate) sessions_refused: AtomicU64,
     /// Whether OAuth is on (then `mcpd_auth_outcomes_total` is exposed).
     pub(crate) auth_on: std::sync::atomic::AtomicBool,
     /// Authentication outcomes, indexed by `AuthOutcome::index`.

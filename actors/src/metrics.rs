@@ -16,6 +16,7 @@
 //! | `mcpd_connections_open` | – | open HTTP connections |
 //! | `mcpd_body_timeouts_total` | `reason` | requests answered 408: `timeout` (no body within the body timeout), `slow_bodies` (too many others waiting for theirs) |
 //! | `mcpd_sse_streams_cut_total` | – | SSE streams cut off because their reader did not keep up |
+//! | `mcpd_session_refusals_total` | – | uses of a session by another identity than its owner's (answered as unknown) |
 //! | `mcpd_notifications_dropped_total` | – | notifications dropped because their reader did not keep up |
 //! | `mcpd_requests_over_limit_total` | – | requests refused: their session or stdio connection had too many running |
 //! | `mcpd_auth_outcomes_total` | `reason` | with OAuth on: each request's authentication (`ok`, `api_key`, `missing`, `malformed`, `disallowed_alg`, `bad_signature`, `unknown_kid`, `expired`, `not_yet_valid`, `wrong_issuer`, `wrong_audience`, `insufficient_scope`, `introspection_inactive`, `issuer_unavailable`) |
@@ -314,6 +315,11 @@ impl Collector for EdgeCollector {
                 "mcpd_requests_over_limit",
                 "Requests refused because their session or stdio connection had too many running",
                 &edge.requests_over_limit,
+            ),
+            (
+                "mcpd_session_refusals",
+                "Uses of a session by another identity than the one that opened it (answered 404)",
+                &edge.sessions_refused,
             ),
         ];
         for (name, help, counter) in counters {

@@ -62,7 +62,7 @@ impl Connection {
             catalog: None,
             // stdio has no HTTP authentication: whoever starts the process has every tool.
             access: None,
-            owner: None,
+            caller: None,
         }
     }
 }

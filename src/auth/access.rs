@@ -545,6 +545,7 @@ mod tests {
         let granted = |sub: Option<&str>, scopes: &[&str]| Granted {
             subject: sub.map(str::to_owned),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            issuer: None,
         };
         let both = Credential::Token { subject: Some("alice".into()), scopes: vec!["a".into(), "b".into()] };
         assert!(both.matches_token(&granted(Some("alice"), &["b", "a", "c"])));

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod challenge;
+pub mod identity;
 pub mod oauth;
 pub mod scopes;
 
@@ -18,6 +19,8 @@ pub const KEY_HEADERS: [&str; 3] = ["x-mcp-key", "x-api-key", "api-key"];
 #[derive(Clone, Default)]
 pub struct KeySet {
     keys: Vec<Vec<u8>>,
+    /// Each key's identity (its digest), in the order of `keys`.
+    identities: Vec<identity::Identity>,
 }
 
 impl std::fmt::Debug for KeySet {
@@ -34,8 +37,10 @@ impl KeySet {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let keys = keys.into_iter().map(|k| k.as_ref().trim().as_bytes().to_vec()).filter(|k| !k.is_empty()).collect();
-        KeySet { keys }
+        let keys: Vec<Vec<u8>> =
+            keys.into_iter().map(|k| k.as_ref().trim().as_bytes().to_vec()).filter(|k| !k.is_empty()).collect();
+        let identities = keys.iter().map(|key| identity::Identity::key(key)).collect();
+        KeySet { keys, identities }
     }
 
     /// Whether no key is configured (every request is let through).
@@ -71,6 +76,11 @@ impl KeySet {
             }
         }
         ok.into()
+    }
+
+    /// The identity of the key at `index` (as [`KeySet::identify`] finds it).
+    pub fn identity(&self, index: usize) -> Option<&identity::Identity> {
+        self.identities.get(index)
     }
 
     /// Which configured key a request presents (its position in the set), for telling callers

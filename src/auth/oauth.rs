@@ -358,6 +358,8 @@ pub struct Granted {
     pub scopes: Vec<String>,
     /// The subject, when the token names one.
     pub subject: Option<String>,
+    /// The issuer that vouched for it.
+    pub issuer: Option<String>,
 }
 
 impl Granted {
@@ -397,7 +399,7 @@ impl Claims {
             Some(ScopeList::One(text)) => scopes.extend(text.split_whitespace().map(str::to_owned)),
             None => {}
         }
-        let granted = Granted { scopes, subject: self.sub };
+        let granted = Granted { scopes, subject: self.sub, issuer: self.iss };
         match granted.missing(settings.scopes.iter().map(String::as_str)) {
             Some(_) => Err(AuthOutcome::InsufficientScope),
             None => Ok(granted),

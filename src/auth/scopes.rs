@@ -131,8 +131,11 @@ mod tests {
             ("write_file".into(), vec!["admin".into(), "files:write".into()]),
             ("remote__*".into(), vec!["remote".into()]),
         ]);
-        let granted =
-            |scopes: &[&str]| Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None };
+        let granted = |scopes: &[&str]| Granted {
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            subject: None,
+            issuer: None,
+        };
         assert_eq!(rules.missing("write_file", &granted(&[])), ["files:write", "admin"]);
         assert_eq!(rules.missing("write_file", &granted(&["admin"])), ["files:write"]);
         assert!(rules.missing("echo", &granted(&[])).is_empty());

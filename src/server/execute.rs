@@ -177,8 +177,7 @@ impl McpServer {
                 if !scope.client_capabilities.as_ref().is_some_and(crate::jsonrpc::ClientCapabilities::declares_tasks) {
                     return Err(crate::tasks::missing_extension());
                 }
-                let owner = scope.owner.clone().unwrap_or_else(|| Arc::from(super::ANONYMOUS_OWNER));
-                return Ok(Reply::Value(Value::Object(service.serve(method, Some(params), owner).await?)));
+                return Ok(Reply::Value(Value::Object(service.serve(method, Some(params), scope.task_owner()).await?)));
             }
             _ => return Err(ProtocolError::MethodNotFound { method: request.method }),
         };
@@ -332,7 +331,8 @@ mod tests {
         let server = server();
         let rules = Arc::new(ToolScopes::new(vec![("slow".into(), vec!["slow:run".into()])]));
         let access = |scopes: &[&str]| {
-            let granted = Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None };
+            let granted =
+                Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None, issuer: None };
             Some(Arc::new(Access { granted, rules: rules.clone(), client: None }))
         };
         let list = |access| {

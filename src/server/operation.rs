@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::call_params::{arguments_object, member, CallParams, RoundInputs};
 use super::reply::Reply;
 use super::rounds::{panicked, Operation, RoundStart, Rounds};
-use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService, ANONYMOUS_OWNER};
+use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService};
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, Catalog, LaneCall, LaneResult, ToolEntry, ToolError};
 use crate::error::ProtocolError;
@@ -205,7 +205,7 @@ impl McpServer {
         let rerun = rerun_of(entry.handler.clone(), arguments.clone(), start.base().clone(), name);
         let call = TaskCall {
             support: entry.definition.task_support(),
-            owner: scope.owner.clone().unwrap_or_else(|| Arc::from(ANONYMOUS_OWNER)),
+            owner: scope.task_owner(),
             tool: entry.definition.clone(),
             first,
             rerun,

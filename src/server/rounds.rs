@@ -76,7 +76,7 @@ impl McpServer {
             None | Some(Value::Null) => None,
             Some(Value::String(token)) => Some(Arc::new(
                 self.sealer()
-                    .open(&token, &operation.to_string(), arguments)
+                    .open(scope.caller_text(), &token, &operation.to_string(), arguments)
                     .map_err(|e| ProtocolError::InvalidParams(e.to_string()))?,
             )),
             Some(_) => return Err(ProtocolError::InvalidParams("requestState must be a string".into())),
@@ -152,7 +152,7 @@ impl McpServer {
             result.insert("resultType".into(), json!("input_required"));
             result.insert("inputRequests".into(), Value::Object(requests));
             if let Some(next_state) = next_state {
-                let sealed = self.sealer().seal(&operation.to_string(), arguments, &next_state);
+                let sealed = self.sealer().seal(scope.caller_text(), &operation.to_string(), arguments, &next_state);
                 result.insert("requestState".into(), json!(sealed));
             }
             return Ok(NextRound::Stop(Rounds::InputRequired(result)));
@@ -243,5 +243,73 @@ mod tests {
         let operation = Operation { method: "tools/call", name: "echo" };
         assert_eq!(operation.to_string(), "tools/call:echo");
         assert_eq!(format!("{operation} failed"), "tools/call:echo failed");
+    }
+}
+
+#[cfg(test)]
+mod caller_tests {
+    use std::time::Duration;
+
+    use serde_json::{json, Map, Value};
+
+    use crate::auth::identity::Identity;
+    use crate::catalog::{Catalog, ToolError};
+    use crate::jsonrpc::{Request, RequestId};
+    use crate::model::{CallToolResult, Tool};
+    use crate::mrtr::InputRequired;
+    use crate::server::{McpServer, Scope, TimeLimit};
+    use crate::version::{Era, ProtocolVersion};
+
+    /// A tool that asks for a name in its first round and greets it in the second.
+    fn server() -> McpServer {
+        let mut catalog = Catalog::new();
+        catalog.add_tool(
+            Tool::new("greet", "Greets.", json!({"type": "object"})),
+            |_a, context: crate::context::ToolContext| async move {
+                match context.input_responses().and_then(|r| r.get("name")) {
+                    Some(answer) => Ok(CallToolResult::text(format!("hello {}", answer["content"]["name"]))),
+                    None => Err(ToolError::InputRequired(
+                        InputRequired::new()
+                            .elicit("name", "Your name?", json!({"type": "object"}))
+                            .state(json!({"round": 1})),
+                    )),
+                }
+            },
+        );
+        McpServer::new(Default::default(), catalog)
+    }
+
+    fn call(server: &McpServer, caller: Option<Identity>, extra: Map<String, Value>) -> Result<Value, Value> {
+        let mut params = json!({"name": "greet", "arguments": {}});
+        params.as_object_mut().unwrap().extend(extra);
+        let request = Request::new(RequestId::Number(1), "tools/call", params.as_object().cloned());
+        let capabilities = Some(json!({"elicitation": {}}).into());
+        let scope = Scope { caller, client_capabilities: capabilities, ..Scope::new(ProtocolVersion::STATELESS) };
+        let limit = TimeLimit::new(Duration::from_secs(1), std::future::pending::<()>());
+        let execution = futures_util::FutureExt::now_or_never(server.execute(request, &scope, limit)).unwrap();
+        execution.outcome.map(|r| r.into_value().unwrap()).map_err(|e| json!(e.to_error_object(Era::Stateless)))
+    }
+
+    /// A `requestState` is sealed for the caller that got it: another caller presenting it (a
+    /// leaked round) is refused as if the state were tampered with; its own caller goes on.
+    #[test]
+    fn a_request_state_sealed_for_one_caller_is_tampered_for_another() {
+        let server = server();
+        let dev = Some(Identity::client("dev"));
+        let round = call(&server, dev.clone(), Map::new()).unwrap();
+        assert_eq!(round["resultType"], "input_required", "{round}");
+        let mut answer = Map::new();
+        answer.insert("inputResponses".into(), json!({"name": {"action": "accept", "content": {"name": "Ada"}}}));
+        answer.insert("requestState".into(), round["requestState"].clone());
+        for other in [Some(Identity::client("ci")), None, Some(Identity::subject(Some("https://idp"), Some("dev")))] {
+            let refused = call(&server, other.clone(), answer.clone()).unwrap_err();
+            let mut tampered = answer.clone();
+            tampered.insert("requestState".into(), json!(format!("{}x", round["requestState"].as_str().unwrap())));
+            let tampered = call(&server, other, tampered).unwrap_err();
+            assert_eq!(refused, tampered, "as a tampered state");
+            assert_eq!(refused["code"], -32602);
+        }
+        let done = call(&server, dev, answer).unwrap();
+        assert_eq!(done["content"][0]["text"], "hello \"Ada\"", "{done}");
     }
 }

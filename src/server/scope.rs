@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::stateless::StatelessRequest;
+use crate::auth::identity::Identity;
 use crate::auth::scopes::Access;
 use crate::catalog::Catalog;
 use crate::context::{LogLevel, Peer, ToolContext};
@@ -32,9 +33,9 @@ pub struct Scope {
     /// `tools/list` shows, and `tools/call` runs, only the tools it may call. `None`: every tool
     /// (no OAuth, an API key, stdio).
     pub access: Option<Arc<Access>>,
-    /// The client identity tasks created or read by this request belong to (an API key, an
-    /// OAuth subject); `None`: the shared anonymous identity.
-    pub owner: Option<Arc<str>>,
+    /// Who the request comes from (decided at the edge): what it opens — a task, a sealed
+    /// `requestState` — is its own. `None`: the shared anonymous identity.
+    pub caller: Option<Identity>,
 }
 
 impl std::fmt::Debug for Scope {
@@ -58,8 +59,18 @@ impl Scope {
             peer: None,
             catalog: None,
             access: None,
-            owner: None,
+            caller: None,
         }
+    }
+
+    /// The caller's identity as stored with what it opens (`anonymous` when none).
+    pub fn caller_text(&self) -> &str {
+        self.caller.as_ref().map_or(super::ANONYMOUS_OWNER, Identity::as_str)
+    }
+
+    /// The caller's identity as the task store keys its tasks.
+    pub(crate) fn task_owner(&self) -> Arc<str> {
+        self.caller.as_ref().map_or_else(|| Arc::from(super::ANONYMOUS_OWNER), Identity::as_arc)
     }
 
     /// The scope of a validated stateless request.
@@ -72,7 +83,7 @@ impl Scope {
             peer: None,
             catalog: Some(request.catalog),
             access: None,
-            owner: None,
+            caller: None,
         }
     }
 

@@ -332,7 +332,7 @@ impl Connection {
             peer: Some(Arc::new(ImmediatePeer)),
             catalog: None,
             access: None,
-            owner: None,
+            caller: None,
         }
     }
 

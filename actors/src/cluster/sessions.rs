@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use actix::Addr;
 use futures_util::StreamExt;
+use mcpd::auth::identity::Identity;
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
 use mcpd::context::LogLevel;
 use mcpd::jsonrpc::{ErrorCode, ErrorObject, RequestId};
@@ -107,6 +108,8 @@ pub(crate) struct SessionRecord {
     pub log_level: Option<LogLevel>,
     /// Subscribed resource URIs.
     pub subscriptions: Vec<String>,
+    /// The identity that opened it (every instance serves only that one).
+    pub owner: Option<Identity>,
 }
 
 /// What a session's copy knows of its record, to write it again when Redis lost it.
@@ -118,6 +121,8 @@ pub(crate) struct RecordCopy {
     pub log_level: Option<LogLevel>,
     /// The subscribed URIs.
     pub subscriptions: Vec<String>,
+    /// The identity that opened it.
+    pub owner: Option<Identity>,
 }
 
 impl RecordCopy {
@@ -134,6 +139,9 @@ impl RecordCopy {
             .ignore();
         if let Some(level) = self.log_level {
             pipe.cmd("HSET").arg(key).arg("level").arg(level_name(level)).ignore();
+        }
+        if let Some(owner) = &self.owner {
+            pipe.cmd("HSET").arg(key).arg("owner").arg(owner.as_str()).ignore();
         }
         for uri in &self.subscriptions {
             pipe.cmd("HSET").arg(key).arg(format!("sub:{uri}")).arg("1").ignore();
@@ -214,9 +222,15 @@ impl SharedSessions {
         &self,
         session: &str,
         negotiated: &Negotiated,
+        owner: Option<&Identity>,
         idle: Duration,
     ) -> Result<(), Unreachable> {
-        let copy = RecordCopy { negotiated: negotiated.clone(), log_level: None, subscriptions: Vec::new() };
+        let copy = RecordCopy {
+            negotiated: negotiated.clone(),
+            log_level: None,
+            subscriptions: Vec::new(),
+            owner: owner.cloned(),
+        };
         copy.write(&record_key(session), idle)
             .query_async::<()>(&mut self.connection.clone())
             .await
@@ -238,9 +252,11 @@ impl SharedSessions {
         let mut caps = None;
         let mut log_level = None;
         let mut subscriptions = Vec::new();
+        let mut owner = None;
         for (field, value) in fields {
             match field.as_str() {
                 "version" => version = ProtocolVersion::parse(&value),
+                "owner" => owner = Some(Identity::from_stored(&value)),
                 "caps" => caps = serde_json::from_str::<Value>(&value).ok(),
                 "level" => log_level = LogLevel::parse(&value),
                 _ => {
@@ -252,7 +268,12 @@ impl SharedSessions {
         }
         let Some(version) = version else { return Ok(None) };
         let client_capabilities = caps.unwrap_or_else(|| json!({})).into();
-        Ok(Some(SessionRecord { negotiated: Negotiated { version, client_capabilities }, log_level, subscriptions }))
+        Ok(Some(SessionRecord {
+            negotiated: Negotiated { version, client_capabilities },
+            log_level,
+            subscriptions,
+            owner,
+        }))
     }
 
     /// Refreshes a used session's record (not awaited; a failure is counted). A record that is

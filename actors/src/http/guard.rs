@@ -21,6 +21,7 @@ use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
 use futures_util::future::{ready, Either, LocalBoxFuture, MapOk, Ready, TryFutureExt as _};
 use mcpd::auth::access::{retry_after_secs, AccessClient, CallOutcome};
 use mcpd::auth::challenge::METADATA_PATH;
+use mcpd::auth::identity::Identity;
 use mcpd::auth::oauth::{bearer_token, AuthOutcome};
 use mcpd::auth::scopes::Access;
 use mcpd::jsonrpc::{ErrorCode, Request};
@@ -78,9 +79,12 @@ where
             Admission::Deny(denied) => {
                 Either::Left(Either::Left(ready(Ok(req.into_response(denied).map_into_right_body()))))
             }
-            Admission::Admit(access) => {
+            Admission::Admit(access, caller) => {
                 if let Some(access) = access {
                     req.extensions_mut().insert(access);
+                }
+                if let Some(caller) = caller {
+                    req.extensions_mut().insert(caller);
                 }
                 Either::Left(Either::Right(
                     self.service.call(req).map_ok(ServiceResponse::map_into_left_body as Admitted<B>),
@@ -94,8 +98,10 @@ where
                     match auth.decide(&token).await {
                         Ok(access) => {
                             auth.count(AuthOutcome::Ok);
+                            let caller = token_caller(&access);
                             let access = token_client(access, &state);
                             req.extensions_mut().insert(access);
+                            req.extensions_mut().insert(caller);
                             service.call(req).await.map(ServiceResponse::map_into_left_body)
                         }
                         Err(outcome) => {
@@ -113,8 +119,9 @@ where
 enum Admission {
     /// Answer it with this.
     Deny(HttpResponse),
-    /// Let it through, with what its token allows (`None`: everything).
-    Admit(Option<Arc<Access>>),
+    /// Let it through, with what its token allows (`None`: everything), as this caller
+    /// (`None`: the anonymous one, when no authentication is configured).
+    Admit(Option<Arc<Access>>, Option<Identity>),
     /// Its token needs a key-set fetch or an introspection first.
     Wait(Arc<Authenticator>),
 }
@@ -147,12 +154,16 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
         if let Some(auth) = &state.auth {
             auth.count(AuthOutcome::ApiKey);
         }
-        return Admission::Admit(Some(access));
+        let caller = access.client.as_ref().map(|client| Identity::client(&client.name));
+        return Admission::Admit(Some(access), caller);
     }
     let Some(auth) = &state.auth else {
         // An access file means callers authenticate, even without `--key`.
-        if (state.access.is_none() || !state.keys.is_open()) && state.keys.authorizes(key) {
-            return Admission::Admit(None);
+        if state.keys.is_open() && state.access.is_none() {
+            return Admission::Admit(None, None);
+        }
+        if let Some(caller) = key_caller(state, key) {
+            return Admission::Admit(None, Some(caller));
         }
         let mut response =
             plain_error(401, ErrorCode::UNAUTHORIZED, "Unauthorized: a valid API key is required".into());
@@ -161,11 +172,11 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     };
     // Clients find how to authenticate here, so it is open to every caller.
     if req.path().starts_with(METADATA_PATH) {
-        return Admission::Admit(None);
+        return Admission::Admit(None, None);
     }
-    if !state.keys.is_open() && state.keys.authorizes(key) {
+    if let Some(caller) = key_caller(state, key) {
         auth.count(AuthOutcome::ApiKey);
-        return Admission::Admit(None);
+        return Admission::Admit(None, Some(caller));
     }
     let Some(token) = bearer(req) else {
         return Admission::Deny(refusal(auth, AuthOutcome::Missing));
@@ -173,11 +184,24 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     match auth.decide_now(token) {
         Decision::Now(Ok(access)) => {
             auth.count(AuthOutcome::Ok);
-            Admission::Admit(Some(token_client(access, state)))
+            let caller = token_caller(&access);
+            Admission::Admit(Some(token_client(access, state)), Some(caller))
         }
         Decision::Now(Err(outcome)) => Admission::Deny(refusal(auth, outcome)),
         Decision::Later => Admission::Wait(auth.clone()),
     }
+}
+
+/// The caller a `--key` key the request presents is (compared in constant time); `None` when it
+/// presents none.
+fn key_caller<'a>(state: &AppState, key: impl Fn(&str) -> Option<&'a str>) -> Option<Identity> {
+    state.keys.identify(key).and_then(|index| state.keys.identity(index)).cloned()
+}
+
+/// The caller a verified token is: its subject at its issuer (also when an access-file client
+/// matches it: two subjects one client names are two callers).
+fn token_caller(access: &Access) -> Identity {
+    Identity::subject(access.granted.issuer.as_deref(), access.granted.subject.as_deref())
 }
 
 /// An admitted token's access, limited to the access-file client it matches (if any).
@@ -218,9 +242,20 @@ fn forbidden(header: &str, value: &str) -> HttpResponse {
     plain_error(403, ErrorCode::INVALID_REQUEST, format!("Forbidden: {header} {value:?} is not allowed"))
 }
 
-/// What the guard admitted this request with (`None`: everything — no OAuth, or an API key).
-pub(super) fn access_of(req: &HttpRequest) -> Option<Arc<Access>> {
-    req.extensions().get::<Arc<Access>>().cloned()
+/// Who a request comes from and what it may see, as the guard admitted it: one value the
+/// handlers carry into the request's [`mcpd::server::Scope`] and whatever it opens.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Caller {
+    /// What it may see and use (`None`: everything — no OAuth, no access file, or a `--key`).
+    pub(super) access: Option<Arc<Access>>,
+    /// Who it is (`None`: the anonymous caller of a server without authentication).
+    pub(super) identity: Option<Identity>,
+}
+
+/// Who the guard admitted, and with what access.
+pub(super) fn caller_of(req: &HttpRequest) -> Caller {
+    let extensions = req.extensions();
+    Caller { access: extensions.get::<Arc<Access>>().cloned(), identity: extensions.get::<Identity>().cloned() }
 }
 
 /// The refusal of a `tools/call` before it runs: `429` with `Retry-After` when the caller's

@@ -10,7 +10,6 @@ use actix_web::http::header::{self, HeaderMap, HeaderName};
 use std::sync::Arc;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use mcpd::auth::scopes::Access;
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
 use mcpd::server::{
     encode_answer, encode_batch, http_era, legacy_http_version, route_post, HttpHeaders, Method, Posted, Reply,
@@ -19,7 +18,7 @@ use mcpd::server::{
 use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 
-use super::guard::tool_refusal;
+use super::guard::{tool_refusal, Caller};
 use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
 use super::stream::sse;
 use super::AppState;
@@ -100,7 +99,8 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         SessionSupport::Enabled => lookup(mcpd::headers::SESSION_ID),
         SessionSupport::Disabled => None,
     };
-    let access = super::guard::access_of(&req);
+    let caller = super::guard::caller_of(&req);
+    let access = caller.access.clone();
     match route_post(incoming, &headers.routing, session_id, sessions) {
         Posted::InSession(session_id, mut message) => {
             if let Message::Request(request) = &mut message {
@@ -109,9 +109,9 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
                 }
                 carry_trace(request, req.headers());
             }
-            super::session::handle(session_id, message, &state, access).await
+            super::session::handle(session_id, message, &state, caller).await
         }
-        Posted::CreateSession(request) => super::session::create(request, &state).await,
+        Posted::CreateSession(request) => super::session::create(request, &state, caller).await,
         Posted::MissingSession(request) => {
             state.metrics.rejected(&request);
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
@@ -121,7 +121,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             Some(refused) => refused,
             None => {
                 carry_trace(&mut request, req.headers());
-                super::stateless::serve(request, &headers, &state, access).await
+                super::stateless::serve(request, &headers, &state, caller).await
             }
         },
         Posted::Handshake(mut request) => {
@@ -130,7 +130,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
             carry_trace(&mut request, req.headers());
             let id = request.id.clone();
-            match answer_legacy(request, &headers.routing, &state, access).await {
+            match answer_legacy(request, &headers.routing, &state, caller).await {
                 Ok(result) => result_response(&id, &result),
                 Err(error) => error_response(Some(&id), &error, Era::Stateful),
             }
@@ -145,7 +145,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             });
             match refused {
                 Some(refused) => refused,
-                None => batch(items, &headers.routing, &state, access).await,
+                None => batch(items, &headers.routing, &state, caller).await,
             }
         }
     }
@@ -155,7 +155,7 @@ async fn answer_legacy(
     request: Request,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
-    access: Option<Arc<Access>>,
+    caller: Caller,
 ) -> Result<Reply, ProtocolError> {
     if Method::parse(&request.method) == Method::Initialize {
         return state.server.initialize(request.params.as_ref()).map(|handshake| Reply::Value(handshake.result));
@@ -167,7 +167,7 @@ async fn answer_legacy(
             return Err(error);
         }
     };
-    let scope = Scope { access, ..Scope::new(version) };
+    let scope = Scope { access: caller.access, caller: caller.identity, ..Scope::new(version) };
     execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await
 }
 
@@ -176,7 +176,7 @@ async fn batch(
     items: Vec<Result<Message, Rejection>>,
     routing: &RoutingHeaders<'_>,
     state: &AppState,
-    access: Option<Arc<Access>>,
+    caller: Caller,
 ) -> HttpResponse {
     let version = match routing.protocol_version.map(str::trim) {
         None => ProtocolVersion::HTTP_DEFAULT,
@@ -185,7 +185,7 @@ async fn batch(
     if !version.allows_batch() {
         return error_response(None, &ProtocolError::BatchNotAllowed(version.as_str()), Era::Stateful);
     }
-    let access = &access;
+    let caller = &caller;
     let answers = items.into_iter().map(|item| async move {
         match item {
             Err(rejection) => Some(Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec()),
@@ -194,7 +194,7 @@ async fn batch(
                 let outcome = if http_era(&request, None) == Era::Stateless {
                     Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
                 } else {
-                    answer_legacy(request, routing, state, access.clone()).await
+                    answer_legacy(request, routing, state, caller.clone()).await
                 };
                 Some(encode_answer(&id, Era::Stateful, &outcome))
             }

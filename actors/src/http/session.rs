@@ -12,6 +12,7 @@
 //! A session runs at most `max_in_flight` requests at once (more are answered 429), and every
 //! stream it feeds is bounded ([`crate::queue`]).
 
+use mcpd::auth::identity::Identity;
 use mcpd::auth::scopes::Access;
 use std::sync::{Arc, Mutex};
 
@@ -19,12 +20,15 @@ use actix::Actor as _;
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::jsonrpc::{self, ErrorCode, Message, Request};
-use mcpd::server::{cancelled_request, encode_answer, set_level_param, Method, Reply, Scope, Screen, Subscription};
+use mcpd::server::{
+    cancelled_request, encode_answer, set_level_param, Interest, Method, Reply, Scope, Screen, Subscription,
+};
 use mcpd::version::Era;
 use mcpd::ProtocolError;
 use serde_json::json;
 use tokio::sync::oneshot;
 
+use super::guard::Caller;
 use super::reply::{
     error_response, missing_session_id, plain_error, rejection_response, result_response, session_not_found,
     too_many_in_flight,
@@ -78,21 +82,29 @@ fn spawn_session(
     state: &AppState,
     negotiated: Option<Negotiated>,
     legacy_sse: bool,
+    owner: &Caller,
 ) -> Result<SessionHandle, SpawnError> {
     if !state.sessions.has_room() {
         return Err(SpawnError::Full(state.sessions.max()));
     }
     let id = SessionId::random().map_err(|e| SpawnError::NoRandomness(e.to_string()))?;
-    let handle = start_session(state, id, negotiated, legacy_sse);
+    let handle = start_session(state, id, negotiated, legacy_sse, owner.identity.clone(), owner.access.as_deref());
     state.sessions.insert(handle.clone());
     // Counted here, synchronously: the actor's started() runs only after this handler yields.
     state.metrics.session_opened();
     Ok(handle)
 }
 
-/// Starts a session actor and its executor (not registered).
-fn start_session(state: &AppState, id: SessionId, negotiated: Option<Negotiated>, legacy_sse: bool) -> SessionHandle {
-    let mut shared = SessionShared::new(id, negotiated, state.limits.max_in_flight);
+/// Starts a session actor and its executor (not registered), bound to `owner`.
+fn start_session(
+    state: &AppState,
+    id: SessionId,
+    negotiated: Option<Negotiated>,
+    legacy_sse: bool,
+    owner: Option<Identity>,
+    owner_access: Option<&Access>,
+) -> SessionHandle {
+    let mut shared = SessionShared::new(id, negotiated, state.limits.max_in_flight).owned_by(owner);
     if let Some(cluster) = state.sessions.cluster().filter(|_| !legacy_sse) {
         shared = shared.numbered_from(i64::try_from(cluster.number_base()).unwrap_or(1) + 1);
     }
@@ -109,14 +121,28 @@ fn start_session(state: &AppState, id: SessionId, negotiated: Option<Negotiated>
         state.session_config.idle_timeout,
         state.server.live_catalog().clone(),
     )
+    // No list change of a kind the opener sees none of (the screen's rule for sessions).
+    .hearing(Screen::new(owner_access).interest(Interest::every_list()))
     .legacy_sse(legacy_sse)
     .start();
     SessionHandle { session, executor, shared }
 }
 
-/// The session `id` names: this instance's, or (cluster mode) one another instance created,
-/// adopted here from its record in Redis. The error is the response to send.
-async fn find_session(state: &AppState, id: &str) -> Result<SessionHandle, HttpResponse> {
+/// The session `id` names for `caller`: this instance's, or (cluster mode) one another
+/// instance created, adopted here from its record in Redis. A session another identity opened
+/// is answered exactly as one that does not exist (and the refusal counted). The error is the
+/// response to send.
+async fn find_session(state: &AppState, id: &str, caller: &Caller) -> Result<SessionHandle, HttpResponse> {
+    let handle = find_any_session(state, id).await?;
+    if !handle.shared.serves(caller.identity.as_ref()) {
+        EdgeCounters::bump(&state.metrics.edge().sessions_refused);
+        return Err(session_not_found());
+    }
+    Ok(handle)
+}
+
+/// The session `id` names, whoever opened it.
+async fn find_any_session(state: &AppState, id: &str) -> Result<SessionHandle, HttpResponse> {
     if let Some(handle) = state.sessions.get(id) {
         return Ok(handle);
     }
@@ -132,7 +158,8 @@ async fn find_session(state: &AppState, id: &str) -> Result<SessionHandle, HttpR
     let mut adopted = false;
     let handle = state.sessions.get_or_insert_with(id, || {
         adopted = true;
-        start_session(state, SessionId::adopted(id), Some(record.negotiated.clone()), false)
+        let (negotiated, owner) = (Some(record.negotiated.clone()), record.owner.clone());
+        start_session(state, SessionId::adopted(id), negotiated, false, owner, None)
     });
     if adopted {
         state.metrics.session_opened();
@@ -154,7 +181,7 @@ fn unreachable_response(error: &crate::cluster::sessions::Unreachable) -> HttpRe
 
 /// `initialize` without a session id: negotiate, start the session (in cluster mode: and write
 /// its record to Redis), answer with its id.
-pub(super) async fn create(request: Request, state: &AppState) -> HttpResponse {
+pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -> HttpResponse {
     let started = std::time::Instant::now();
     let handshake = match state.server.initialize(request.params.as_ref()) {
         Ok(handshake) => handshake,
@@ -165,13 +192,14 @@ pub(super) async fn create(request: Request, state: &AppState) -> HttpResponse {
     };
     let negotiated =
         Negotiated { version: handshake.version, client_capabilities: handshake.client_capabilities.clone() };
-    let handle = match spawn_session(state, Some(negotiated.clone()), false) {
+    let handle = match spawn_session(state, Some(negotiated.clone()), false, &caller) {
         Ok(handle) => handle,
         Err(error) => return error.response(),
     };
     if let Some(cluster) = state.sessions.cluster() {
         let id = handle.shared.id().as_str();
-        if let Err(error) = cluster.create(id, &negotiated, state.session_config.idle_timeout).await {
+        let owner = handle.shared.owner();
+        if let Err(error) = cluster.create(id, &negotiated, owner, state.session_config.idle_timeout).await {
             state.sessions.remove(handle.shared.id());
             handle.session.do_send(Stop { reason: EndReason::Shutdown });
             state.metrics.request(Method::Initialize, Outcome::Error, started.elapsed());
@@ -187,19 +215,14 @@ pub(super) async fn create(request: Request, state: &AppState) -> HttpResponse {
 }
 
 /// A message carrying a session id.
-pub(super) async fn handle(
-    session_id: &str,
-    message: Message,
-    state: &AppState,
-    access: Option<Arc<Access>>,
-) -> HttpResponse {
-    let handle = match find_session(state, session_id).await {
+pub(super) async fn handle(session_id: &str, message: Message, state: &AppState, caller: Caller) -> HttpResponse {
+    let handle = match find_session(state, session_id, &caller).await {
         Ok(handle) => handle,
         Err(response) => return response,
     };
     handle.shared.touch();
     match deliver(&handle, message, state) {
-        Some(request) => request_in_session(handle, request, state, access).await,
+        Some(request) => request_in_session(handle, request, state, caller).await,
         None => HttpResponse::Accepted().finish(),
     }
 }
@@ -291,7 +314,7 @@ fn scope_for(
     negotiated: &Negotiated,
     sink: PeerSink,
     state: &AppState,
-    access: Option<Arc<Access>>,
+    caller: Caller,
 ) -> Scope {
     let peer = RequestPeer::new(sink, handle.shared.clone(), state.session_config.client_request_timeout);
     Scope {
@@ -301,24 +324,19 @@ fn scope_for(
         log_level: handle.shared.log_level(),
         peer: Some(Arc::new(peer)),
         catalog: None,
-        access,
-        owner: None,
+        access: caller.access,
+        caller: caller.identity,
     }
 }
 
-async fn request_in_session(
-    handle: SessionHandle,
-    request: Request,
-    state: &AppState,
-    access: Option<Arc<Access>>,
-) -> HttpResponse {
+async fn request_in_session(handle: SessionHandle, request: Request, state: &AppState, caller: Caller) -> HttpResponse {
     let started = std::time::Instant::now();
     let Some(negotiated) = handle.shared.negotiated() else {
         let error = ProtocolError::InvalidRequest("send initialize first".into());
         return error_response(Some(&request.id), &error, Era::Stateful);
     };
     let method = Method::parse(&request.method);
-    if let Some(outcome) = session_method(&request, method, &handle, state, access.as_deref()).await {
+    if let Some(outcome) = session_method(&request, method, &handle, state, caller.access.as_deref()).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -337,7 +355,7 @@ async fn request_in_session(
     let (out, messages) = outbox(queue, what, &edge);
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state, access));
+    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state, caller));
     let execution = Box::pin(async move {
         let _in_flight = in_flight;
         running.await
@@ -379,9 +397,11 @@ fn named_id(req: &HttpRequest) -> Result<&str, NoSession> {
     req.headers().get(mcpd::headers::SESSION_ID).and_then(|v| v.to_str().ok()).ok_or(NoSession::Missing)
 }
 
-/// The session the request's `Mcp-Session-Id` names (adopted from Redis in cluster mode).
+/// The session the request's `Mcp-Session-Id` names for its caller (adopted from Redis in
+/// cluster mode).
 async fn named_session(req: &HttpRequest, state: &AppState) -> Result<SessionHandle, HttpResponse> {
-    find_session(state, named_id(req).map_err(NoSession::response)?).await
+    let caller = super::guard::caller_of(req);
+    find_session(state, named_id(req).map_err(NoSession::response)?, &caller).await
 }
 
 /// `GET /mcp`: the standalone stream, or a resumed stream after `Last-Event-ID`.
@@ -422,23 +442,15 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
 /// `DELETE /mcp`: end the session (in cluster mode on every instance: its record goes, and
 /// every instance holding a copy is told).
 pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let id = match named_id(&req) {
-        Ok(id) => id,
-        Err(no_session) => return no_session.response(),
+    let handle = match named_session(&req, &state).await {
+        Ok(handle) => handle,
+        Err(response) => return response,
     };
-    let local = state.sessions.get(id);
     if let Some(cluster) = state.sessions.cluster() {
-        match cluster.delete(id, state.session_config.idle_timeout).await {
-            Ok(existed) if !existed && local.is_none() => return session_not_found(),
-            Ok(_) => {}
-            Err(error) => return unreachable_response(&error),
+        if let Err(error) = cluster.delete(handle.shared.id().as_str(), state.session_config.idle_timeout).await {
+            return unreachable_response(&error);
         }
-        let Some(handle) = local else { return HttpResponse::Ok().finish() };
-        state.sessions.remove(handle.shared.id());
-        handle.session.do_send(Stop { reason: EndReason::Deleted });
-        return HttpResponse::Ok().finish();
     }
-    let Some(handle) = local else { return session_not_found() };
     state.sessions.remove(handle.shared.id());
     match handle.session.send(Stop { reason: EndReason::Deleted }).await {
         Ok(()) => HttpResponse::Ok().finish(),
@@ -448,8 +460,8 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
 
 /// `GET /sse` (2024-11-05): opens a session whose every message, responses included, goes on
 /// this stream; the first event names the endpoint to POST to.
-pub(super) async fn legacy_sse(state: web::Data<AppState>) -> HttpResponse {
-    let handle = match spawn_session(&state, None, true) {
+pub(super) async fn legacy_sse(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let handle = match spawn_session(&state, None, true, &super::guard::caller_of(&req)) {
         Ok(handle) => handle,
         Err(error) => return error.response(),
     };
@@ -478,7 +490,14 @@ pub(super) async fn legacy_messages(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    let Some(handle) = state.sessions.get(&query.session_id) else { return session_not_found() };
+    let caller = super::guard::caller_of(&req);
+    let Some(handle) = state.sessions.get(&query.session_id).filter(|h| h.shared.serves(caller.identity.as_ref()))
+    else {
+        if state.sessions.get(&query.session_id).is_some() {
+            EdgeCounters::bump(&state.metrics.edge().sessions_refused);
+        }
+        return session_not_found();
+    };
     handle.shared.touch();
     let body = match super::body::read(&req, payload, &state).await {
         Ok(body) => body,
@@ -489,8 +508,7 @@ pub(super) async fn legacy_messages(
         Err(rejection) => return rejection_response(&rejection),
     };
     let Some(mut request) = deliver(&handle, message, &state) else { return HttpResponse::Accepted().finish() };
-    let access = super::guard::access_of(&req);
-    if let Some(refused) = super::guard::tool_refusal(&request, access.as_ref(), &state) {
+    if let Some(refused) = super::guard::tool_refusal(&request, caller.access.as_ref(), &state) {
         return refused;
     }
     super::mcp::carry_trace(&mut request, req.headers());
@@ -512,11 +530,12 @@ pub(super) async fn legacy_messages(
                 });
                 Reply::Value(handshake.result)
             }))
-        } else if let Some(outcome) = session_method(&request, method, &handle, &state, access.as_deref()).await {
+        } else if let Some(outcome) = session_method(&request, method, &handle, &state, caller.access.as_deref()).await
+        {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());
-            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state, access)).await
+            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state, caller)).await
         } else {
             Some(Err(ProtocolError::InvalidRequest("send initialize first".into())))
         };

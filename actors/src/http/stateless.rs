@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::HttpResponse;
-use mcpd::auth::scopes::Access;
+use mcpd::auth::identity::Identity;
 use mcpd::catalog::LiveCatalog;
 use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, ClientCapabilities, Request};
@@ -20,6 +20,7 @@ use mcpd::server::{HttpHeaders, Interest, Method, Scope, Screen};
 use mcpd::version::Era;
 use serde_json::{json, Map, Value};
 
+use super::guard::Caller;
 use super::reply::{error_response, result_response};
 use super::stream::{outbox, respond, sse, BodySink, Exchange};
 use super::AppState;
@@ -47,8 +48,9 @@ pub(super) async fn serve(
     request: Request,
     headers: &HttpHeaders<'_>,
     state: &AppState,
-    access: Option<Arc<Access>>,
+    caller: Caller,
 ) -> HttpResponse {
+    let Caller { access, identity } = caller;
     let valid = match state.server.validate_stateless(&request, Some(headers)) {
         Ok(valid) => valid,
         Err(error) => {
@@ -57,7 +59,8 @@ pub(super) async fn serve(
         }
     };
     if valid.method == Method::Listen {
-        let tasks = match task_listen(&request, &valid.client_capabilities, headers, state, access.as_deref()).await {
+        let owner = identity.as_ref().map_or(mcpd::server::ANONYMOUS_OWNER, Identity::as_str);
+        let tasks = match task_listen(&request, &valid.client_capabilities, state, owner).await {
             Ok(tasks) => tasks,
             Err(error) => {
                 state.metrics.request(Method::Listen, Outcome::Error, Duration::ZERO);
@@ -71,8 +74,7 @@ pub(super) async fn serve(
     }
     let id = request.id.clone();
     let may_stream = valid.may_stream();
-    let owner = task_owner(valid.method, &valid.client_capabilities, headers, state, access.as_deref());
-    let scope = Scope { access, owner, ..Scope::stateless(valid) };
+    let scope = Scope { access, caller: identity, ..Scope::stateless(valid) };
     if !may_stream {
         // The hot path: nothing can be streamed, so nothing is set up for it.
         let outcome = execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await;
@@ -92,41 +94,13 @@ pub(super) async fn serve(
     respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open(queue, what, edge)))).await
 }
 
-/// The client identity a tasks-related request acts as: its OAuth subject, else the API key it
-/// presented (by position), else the shared anonymous identity (`None`). Only worked out for
-/// `tasks/*` and for calls that opted into tasks, so other requests pay nothing for it.
-fn task_owner(
-    method: Method,
-    capabilities: &ClientCapabilities,
-    headers: &HttpHeaders<'_>,
-    state: &AppState,
-    access: Option<&Access>,
-) -> Option<Arc<str>> {
-    state.tasks.as_ref()?;
-    let relevant =
-        method.is_tasks() || method == Method::Listen || (method == Method::ToolsCall && capabilities.declares_tasks());
-    if !relevant {
-        return None;
-    }
-    caller_identity(headers, state, access)
-}
-
-fn caller_identity(headers: &HttpHeaders<'_>, state: &AppState, access: Option<&Access>) -> Option<Arc<str>> {
-    if let Some(subject) = access.and_then(|a| a.granted.subject.as_deref()) {
-        return Some(Arc::from(format!("oauth:{subject}")));
-    }
-    let index = state.keys.identify(|name| headers.get(name))?;
-    Some(Arc::from(format!("key:{index}")))
-}
-
 /// The tasks a `subscriptions/listen` asks to hear about (`notifications.taskIds`): `-32021`
 /// when the request did not declare the extension; only the caller's own tasks are accepted.
 async fn task_listen(
     request: &Request,
     capabilities: &ClientCapabilities,
-    headers: &HttpHeaders<'_>,
     state: &AppState,
-    access: Option<&Access>,
+    owner: &str,
 ) -> Result<Option<(Tasks, Vec<String>)>, mcpd::ProtocolError> {
     let asked = request
         .params
@@ -139,8 +113,6 @@ async fn task_listen(
     if !capabilities.declares_tasks() {
         return Err(mcpd::tasks::missing_extension());
     }
-    let owner = caller_identity(headers, state, access);
-    let owner = owner.as_deref().unwrap_or(mcpd::server::ANONYMOUS_OWNER);
     let mut accepted = Vec::new();
     for id in asked.iter().filter_map(Value::as_str).take(MAX_LISTENED_TASKS) {
         if !accepted.iter().any(|a| a == id) && tasks.owns(owner, id).await {

@@ -117,6 +117,14 @@ impl Session {
         }
     }
 
+    /// The catalog changes the session hears (its opener's view: no list change of a kind it
+    /// sees none of); every one by default.
+    #[must_use]
+    pub(crate) fn hearing(mut self, interest: Interest) -> Self {
+        self.interest = interest;
+        self
+    }
+
     /// Marks a 2024-11-05 HTTP+SSE session: its stream has no priming event, and it is never
     /// shared (it ends when idle for the idle time, as without cluster mode).
     #[must_use]
@@ -168,8 +176,12 @@ impl Session {
             return;
         }
         let Some(negotiated) = self.shared.negotiated() else { return };
-        let copy =
-            RecordCopy { negotiated, log_level: self.shared.log_level(), subscriptions: self.interest.uris().to_vec() };
+        let copy = RecordCopy {
+            negotiated,
+            log_level: self.shared.log_level(),
+            subscriptions: self.interest.uris().to_vec(),
+            owner: self.shared.owner().cloned(),
+        };
         cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, ctx.address(), force);
         self.refreshed = Instant::now();
     }

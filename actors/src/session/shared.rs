@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcpd::auth::identity::Identity;
 use mcpd::catalog::BoxFuture;
 use mcpd::context::{LogLevel, Peer};
 use mcpd::jsonrpc::{self, ClientCapabilities, ErrorCode, ErrorObject, RequestId};
@@ -80,6 +81,11 @@ pub(crate) struct SessionShared {
     max_in_flight: usize,
     next_request: AtomicI64,
     pending: Mutex<Pending>,
+    /// Who opened it (`None`: the anonymous caller of a server without authentication): only
+    /// that identity is served.
+    owner: Option<Identity>,
+    /// Whether a use by another identity was logged already (one line per session).
+    refusal_logged: AtomicBool,
 }
 
 impl fmt::Debug for SessionShared {
@@ -106,7 +112,40 @@ impl SessionShared {
             max_in_flight: max_in_flight.max(1),
             next_request: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
+            owner: None,
+            refusal_logged: AtomicBool::new(false),
         }
+    }
+
+    /// Binds the session to the identity that opened it.
+    #[must_use]
+    pub(crate) fn owned_by(mut self, owner: Option<Identity>) -> Self {
+        self.owner = owner;
+        self
+    }
+
+    /// Who opened it.
+    pub(crate) fn owner(&self) -> Option<&Identity> {
+        self.owner.as_ref()
+    }
+
+    /// Whether `caller` may use the session: the identity that opened it (compared in constant
+    /// time), or anyone when both are the anonymous caller. The first refusal is logged (the
+    /// kind of identity, never a key or a subject).
+    pub(crate) fn serves(&self, caller: Option<&Identity>) -> bool {
+        let same = match (&self.owner, caller) {
+            (None, None) => true,
+            (Some(owner), Some(caller)) => owner.same(caller),
+            _ => false,
+        };
+        if !same && !self.refusal_logged.swap(true, Ordering::Relaxed) {
+            let who = caller.map_or("an unauthenticated caller", Identity::shown);
+            log::warn!(
+                "session {}: refused a use by another identity ({who}); answered as an unknown session",
+                self.id
+            );
+        }
+        same
     }
 
     /// Numbers this session's server-to-client requests from `first` on (cluster mode: each

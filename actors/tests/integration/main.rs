@@ -56,6 +56,7 @@ mod oauth_server;
 mod panic_containment;
 mod project_reach;
 mod project_screen;
+mod session_binding;
 mod sessions;
 mod sessions_interop;
 mod stdio;
