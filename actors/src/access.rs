@@ -196,6 +196,11 @@ impl AccessControl {
                     "prompts": client.prompts.patterns(),
                     "resources": client.resources.patterns(),
                     "rateLimit": client.rate_limit.map(|l| json!({"perMinute": l.per_minute, "burst": l.burst})),
+                    "limits": {
+                        "sessions": client.limits.sessions,
+                        "streams": client.limits.streams,
+                        "inFlight": client.limits.in_flight,
+                    },
                     "calls": calls,
                 })
             })

@@ -54,6 +54,7 @@ mod queue;
 pub mod reload;
 mod runtime;
 mod session;
+mod shares;
 mod status;
 pub mod stdio;
 mod supervisor;
@@ -65,4 +66,5 @@ pub use config::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, Transp
 pub use counts::{ActorCounts, ActorKind};
 pub use http::StatusExtras;
 pub use runtime::{Mcpd, RuntimeError};
+pub use shares::ShareConfig;
 pub use status::ListenerStatus;

@@ -182,6 +182,9 @@ impl Listener {
         if let Some(access) = &config.access {
             access.install(&self.metrics);
         }
+        let authenticated = !config.keys.is_open() || config.oauth.is_some() || config.access.is_some();
+        let max_connections = connections.max_connections;
+        self.sessions.shares().configure(&config.shares, config.sessions.max_sessions, max_connections, authenticated);
         let workers = if config.workers == 0 {
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
         } else {

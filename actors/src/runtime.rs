@@ -52,6 +52,19 @@ fn broadcast_catalog_changes(server: &McpServer, sessions: &Arc<SessionRegistry>
     });
 }
 
+/// `mcpd_client_held`: each identity's shares, read at every scrape.
+#[derive(Debug)]
+struct ShareMetrics(std::sync::Weak<SessionRegistry>);
+
+impl crate::metrics::MoreMetrics for ShareMetrics {
+    fn encode(&self, encoder: &mut prometheus_client::encoding::DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        match self.0.upgrade() {
+            Some(sessions) => sessions.shares().encode(encoder),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Mcpd {
     /// Starts the actors (the listener stays stopped until [`Mcpd::start`] or
     /// [`Mcpd::sync_with_settings`]). `base` supplies the keys, limits and settings file used by
@@ -73,6 +86,7 @@ impl Mcpd {
         let registry = sessions.clone();
         let metrics = Arc::new(Metrics::new(counts.clone(), Arc::new(move || registry.len())));
         broadcast_catalog_changes(&server, &sessions);
+        metrics.add_collector(Box::new(ShareMetrics(Arc::downgrade(&sessions))));
         let tasks = server.options().tasks.enabled.then(|| {
             let tasks = Tasks::start(server.options().tasks, counts.clone(), store);
             server.install_tasks(Arc::new(tasks.clone()));

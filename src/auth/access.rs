@@ -138,6 +138,21 @@ pub struct RateLimit {
     pub burst: u64,
 }
 
+/// A client's own shares of the server's capacity (`"limits"`); an absent one is the server's
+/// default share.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShareLimits {
+    /// Sessions it may hold at once.
+    pub sessions: Option<usize>,
+    /// Streams it may hold open at once (standalone GETs, listens, 2024-11-05 streams).
+    pub streams: Option<usize>,
+    /// Requests it may have running at once, across its sessions and stateless calls.
+    pub in_flight: Option<usize>,
+}
+
+/// The largest share a client's `limits` may name.
+pub const MAX_SHARE: u64 = 10_000_000;
+
 /// One client as the file declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientSpec {
@@ -153,6 +168,8 @@ pub struct ClientSpec {
     pub resources: Vec<String>,
     /// Its rate limit on `tools/call`, if any.
     pub rate_limit: Option<RateLimit>,
+    /// Its shares of sessions, streams and requests in flight.
+    pub limits: ShareLimits,
 }
 
 /// Why an access file cannot be used (the message names the client and the field).
@@ -168,8 +185,8 @@ fn invalid(message: String) -> AccessFileError {
     AccessFileError { message }
 }
 
-const CLIENT_FIELDS: [&str; 10] =
-    ["name", "key", "keyEnv", "keyFile", "subject", "scopes", "tools", "prompts", "resources", "rateLimit"];
+const CLIENT_FIELDS: [&str; 11] =
+    ["name", "key", "keyEnv", "keyFile", "subject", "scopes", "tools", "prompts", "resources", "rateLimit", "limits"];
 
 /// Reads an access file's text into its clients, in file order.
 ///
@@ -224,7 +241,11 @@ fn parse_client(index: usize, entry: &Value) -> Result<ClientSpec, AccessFileErr
         None | Some(Value::Null) => None,
         Some(value) => Some(rate_limit(value).map_err(at)?),
     };
-    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit })
+    let limits = match entry.get("limits") {
+        None | Some(Value::Null) => ShareLimits::default(),
+        Some(value) => share_limits(value).map_err(at)?,
+    };
+    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit, limits })
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {
@@ -322,6 +343,24 @@ fn rate_limit(value: &Value) -> Result<RateLimit, String> {
     Ok(RateLimit { per_minute, burst })
 }
 
+fn share_limits(value: &Value) -> Result<ShareLimits, String> {
+    let Value::Object(limits) = value else {
+        return Err("\"limits\" must be an object like {\"sessions\": 10, \"streams\": 10, \"inFlight\": 20}".into());
+    };
+    if let Some(unknown) = limits.keys().find(|k| !matches!(k.as_str(), "sessions" | "streams" | "inFlight")) {
+        return Err(format!("unknown field {unknown:?} in \"limits\" (expected sessions, streams, inFlight)"));
+    }
+    let count = |field: &str| match limits.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=MAX_SHARE).contains(n))
+            .map(|n| Some(n as usize))
+            .ok_or_else(|| format!("limits.{field} must be a whole number from 1 to {MAX_SHARE}")),
+    };
+    Ok(ShareLimits { sessions: count("sessions")?, streams: count("streams")?, in_flight: count("inFlight")? })
+}
+
 /// A token bucket: `burst` tokens at most, refilled at `per_minute / 60` a second; a call takes
 /// one.
 #[derive(Debug, Clone)]
@@ -417,6 +456,8 @@ pub struct AccessClient {
     pub resources: Globs,
     /// Its rate limit as declared.
     pub rate_limit: Option<RateLimit>,
+    /// Its shares of the server's capacity as declared.
+    pub limits: ShareLimits,
     /// Its bucket (with a rate limit).
     bucket: Option<Mutex<TokenBucket>>,
     /// Its calls by outcome.
@@ -432,6 +473,7 @@ impl AccessClient {
             prompts: Globs::new(spec.prompts.clone()),
             resources: Globs::new(spec.resources.clone()),
             rate_limit: spec.rate_limit,
+            limits: spec.limits,
             bucket: spec.rate_limit.map(|limit| Mutex::new(TokenBucket::new(limit, now))),
             calls,
         }
@@ -503,7 +545,7 @@ mod tests {
             (r#"{"clients": [{"name": "-", "key": "k"}]}"#, "clients[0]: name \"-\" is reserved (it labels callers that are no client of the file)"),
             (r#"{"clients": [{"name": "a b", "key": "k"}]}"#, "clients[0]: name \"a b\" may hold only ASCII letters, digits, '_', '-' and '.'"),
             (r#"{"clients": [{"name": "", "key": "k"}]}"#, "clients[0]: name \"\" must have 1 to 64 characters"),
-            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit)"),
+            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit, limits)"),
             (r#"{"clients": [{"name": "a"}]}"#, "client \"a\": no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\""),
             (r#"{"clients": [{"name": "a", "key": "k", "keyEnv": "K"}]}"#, "client \"a\": give only one of \"key\", \"keyEnv\" and \"keyFile\""),
             (r#"{"clients": [{"name": "a", "key": "k", "subject": "s"}]}"#, "client \"a\": a key and a token match (\"subject\"/\"scopes\") exclude each other"),
@@ -517,6 +559,16 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(error(text), expected, "{text}");
         }
+        assert_eq!(
+            error(r#"{"clients": [{"name": "a", "key": "k", "limits": {"sessions": 0}}]}"#),
+            "client \"a\": limits.sessions must be a whole number from 1 to 10000000"
+        );
+        assert_eq!(
+            error(r#"{"clients": [{"name": "a", "key": "k", "limits": {"session": 1}}]}"#),
+            "client \"a\": unknown field \"session\" in \"limits\" (expected sessions, streams, inFlight)"
+        );
+        let limited = parse(r#"{"clients": [{"name": "a", "key": "k", "limits": {"sessions": 3, "inFlight": 9}}]}"#);
+        assert_eq!(limited.unwrap()[0].limits, ShareLimits { sessions: Some(3), streams: None, in_flight: Some(9) });
         assert_eq!(
             error(r#"{"clients": [{"name": "a", "key": "k", "rateLimit": {"burst": 2}}]}"#),
             "client \"a\": \"rateLimit\" needs \"perMinute\""

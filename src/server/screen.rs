@@ -253,6 +253,7 @@ mod tests {
             prompts: strings(prompts),
             resources: strings(resources),
             rate_limit: None,
+            limits: Default::default(),
         };
         Arc::new(Access::of_client(Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()))))
     }

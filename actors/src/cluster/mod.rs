@@ -50,6 +50,7 @@ use crate::metrics::MoreMetrics;
 use crate::runtime::{Mcpd, RuntimeError};
 
 pub(crate) mod sessions;
+mod shares;
 mod tasks;
 
 use tasks::heartbeat_key;
@@ -273,6 +274,8 @@ impl Cluster {
         sessions::start_bus(&shared, self.client.clone());
         runtime.sessions().share(shared);
         actix_rt::spawn(keep_keys(self.connection.clone(), self.server.clone(), self.rotation, health.clone()));
+        let (instance, registry) = (health.instance.clone(), Arc::downgrade(runtime.sessions()));
+        actix_rt::spawn(shares::sync(self.connection.clone(), instance, registry, health.clone()));
         actix_rt::spawn(keep_alive(self.tasks.clone(), health));
         Ok(())
     }

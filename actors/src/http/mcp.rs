@@ -19,9 +19,12 @@ use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 
 use super::guard::{tool_refusal, Caller};
-use super::reply::{error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response};
+use super::reply::{
+    error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response, share_refused,
+};
 use super::stream::sse;
 use super::AppState;
+use crate::shares::Resource;
 use crate::tool_executor::execute;
 
 // The headers the endpoint routes on, as ready-made names: a lookup by `&str` parses the name
@@ -128,6 +131,11 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             if let Some(refused) = tool_refusal(&request, access.as_ref(), &state) {
                 return refused;
             }
+            let shares = state.sessions.shares();
+            let _share = match shares.take(caller.identity.as_ref(), access.as_deref(), Resource::InFlight) {
+                Ok(share) => share,
+                Err(refusal) => return share_refused(Some(&request.id), &refusal),
+            };
             carry_trace(&mut request, req.headers());
             let id = request.id.clone();
             match answer_legacy(request, &headers.routing, &state, caller).await {
@@ -191,10 +199,12 @@ async fn batch(
             Err(rejection) => Some(Outgoing::Error { id: rejection.id.as_ref(), error: &rejection.error }.to_vec()),
             Ok(Message::Request(request)) => {
                 let id: RequestId = request.id.clone();
-                let outcome = if http_era(&request, None) == Era::Stateless {
-                    Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str()))
-                } else {
-                    answer_legacy(request, routing, state, caller.clone()).await
+                let shares = state.sessions.shares();
+                let share = shares.take(caller.identity.as_ref(), caller.access.as_deref(), Resource::InFlight);
+                let outcome = match (http_era(&request, None), share) {
+                    (Era::Stateless, _) => Err(ProtocolError::BatchNotAllowed(ProtocolVersion::STATELESS.as_str())),
+                    (_, Err(refusal)) => Err(ProtocolError::Internal(refusal.to_string())),
+                    (_, Ok(_share)) => answer_legacy(request, routing, state, caller.clone()).await,
                 };
                 Some(encode_answer(&id, Era::Stateful, &outcome))
             }

@@ -171,6 +171,7 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         if let Some(access) = &state.access {
             object.insert("access".into(), access.status_json());
         }
+        object.insert("shares".into(), state.sessions.shares().status_json());
     }
     HttpResponse::Ok().json(status)
 }

@@ -38,6 +38,19 @@ pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> Ht
     json_bytes(code, Outgoing::Error { id: None, error: &object }.to_vec())
 }
 
+/// `429 Too Many Requests` for a caller past its share ([`crate::shares`]): `Retry-After` and a
+/// JSON-RPC error naming the share, answering the request when there is one.
+pub(crate) fn share_refused(id: Option<&RequestId>, refusal: &crate::shares::Refusal) -> HttpResponse {
+    log::debug!("{refusal}");
+    let object = ErrorObject::new(ErrorCode::INTERNAL_ERROR, refusal.to_string());
+    let mut response = json_bytes(429, Outgoing::Error { id, error: &object }.to_vec());
+    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(SHARE_RETRY_AFTER_SECS));
+    response
+}
+
+/// The `Retry-After` of a refused share, in seconds: a share comes back when something ends.
+const SHARE_RETRY_AFTER_SECS: u64 = 1;
+
 /// 404 for a session id that names no live session.
 pub(crate) fn session_not_found() -> HttpResponse {
     plain_error(

@@ -31,7 +31,7 @@ use tokio::sync::oneshot;
 use super::guard::Caller;
 use super::reply::{
     error_response, missing_session_id, plain_error, rejection_response, result_response, session_not_found,
-    too_many_in_flight,
+    share_refused, too_many_in_flight,
 };
 use super::stream::{outbox, respond, sse, Exchange, SessionSink};
 use super::AppState;
@@ -43,6 +43,7 @@ use crate::session::{
     ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
     SessionHandle, SessionId, SessionShared, Stop,
 };
+use crate::shares::{Held, Refusal, Resource};
 use crate::tool_executor::{route_notification, run, ToolExecutor};
 
 /// Ends a 2024-11-05 session when its stream's connection goes away: on that transport the
@@ -60,6 +61,8 @@ impl Drop for EndWithStream {
 enum SpawnError {
     Full(usize),
     NoRandomness(String),
+    /// The opener's share of sessions is used up.
+    Share(Refusal),
 }
 
 impl SpawnError {
@@ -73,6 +76,7 @@ impl SpawnError {
             SpawnError::NoRandomness(e) => {
                 plain_error(500, ErrorCode::INTERNAL_ERROR, format!("cannot create a session id: {e}"))
             }
+            SpawnError::Share(refusal) => share_refused(None, refusal),
         }
     }
 }
@@ -84,11 +88,15 @@ fn spawn_session(
     legacy_sse: bool,
     owner: &Caller,
 ) -> Result<SessionHandle, SpawnError> {
-    if !state.sessions.has_room() {
+    let shares = state.sessions.shares();
+    let share =
+        shares.take(owner.identity.as_ref(), owner.access.as_deref(), Resource::Sessions).map_err(SpawnError::Share)?;
+    if !state.sessions.has_room() && !state.sessions.evict_idle() {
         return Err(SpawnError::Full(state.sessions.max()));
     }
     let id = SessionId::random().map_err(|e| SpawnError::NoRandomness(e.to_string()))?;
-    let handle = start_session(state, id, negotiated, legacy_sse, owner.identity.clone(), owner.access.as_deref());
+    let opener = (owner.identity.clone(), owner.access.as_deref());
+    let handle = start_session(state, id, negotiated, legacy_sse, opener, Some(share));
     state.sessions.insert(handle.clone());
     // Counted here, synchronously: the actor's started() runs only after this handler yields.
     state.metrics.session_opened();
@@ -101,10 +109,13 @@ fn start_session(
     id: SessionId,
     negotiated: Option<Negotiated>,
     legacy_sse: bool,
-    owner: Option<Identity>,
-    owner_access: Option<&Access>,
+    (owner, owner_access): (Option<Identity>, Option<&Access>),
+    share: Option<Held>,
 ) -> SessionHandle {
     let mut shared = SessionShared::new(id, negotiated, state.limits.max_in_flight).owned_by(owner);
+    if let Some(share) = share {
+        shared = shared.holding(share);
+    }
     if let Some(cluster) = state.sessions.cluster().filter(|_| !legacy_sse) {
         shared = shared.numbered_from(i64::try_from(cluster.number_base()).unwrap_or(1) + 1);
     }
@@ -159,7 +170,7 @@ async fn find_any_session(state: &AppState, id: &str) -> Result<SessionHandle, H
     let handle = state.sessions.get_or_insert_with(id, || {
         adopted = true;
         let (negotiated, owner) = (Some(record.negotiated.clone()), record.owner.clone());
-        start_session(state, SessionId::adopted(id), negotiated, false, owner, None)
+        start_session(state, SessionId::adopted(id), negotiated, false, (owner, None), None)
     });
     if adopted {
         state.metrics.session_opened();
@@ -194,6 +205,7 @@ pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -
         Negotiated { version: handshake.version, client_capabilities: handshake.client_capabilities.clone() };
     let handle = match spawn_session(state, Some(negotiated.clone()), false, &caller) {
         Ok(handle) => handle,
+        Err(SpawnError::Share(refusal)) => return share_refused(Some(&request.id), &refusal),
         Err(error) => return error.response(),
     };
     if let Some(cluster) = state.sessions.cluster() {
@@ -347,6 +359,11 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let Some(in_flight) = handle.shared.admit() else {
         return refuse_over_limit(&request, method, &handle, state);
     };
+    let share =
+        match state.sessions.shares().take(caller.identity.as_ref(), caller.access.as_deref(), Resource::InFlight) {
+            Ok(share) => share,
+            Err(refusal) => return share_refused(Some(&request.id), &refusal),
+        };
     let busy = handle.shared.busy();
     let queue = QueueLimits::from(&state.limits);
     let edge = state.metrics.edge().clone();
@@ -357,7 +374,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
     let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state, caller));
     let execution = Box::pin(async move {
-        let _in_flight = in_flight;
+        let _in_flight = (in_flight, share);
         running.await
     });
     let exchange = Exchange { id: id.clone(), era: Era::Stateful, execution, messages, close: Some(close) };
@@ -413,6 +430,12 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
         Ok(handle) => handle,
         Err(response) => return response,
     };
+    let caller = super::guard::caller_of(&req);
+    let share =
+        match state.sessions.shares().take(caller.identity.as_ref(), caller.access.as_deref(), Resource::Streams) {
+            Ok(share) => share,
+            Err(refusal) => return share_refused(None, &refusal),
+        };
     handle.shared.touch();
     let last_event_id = req.headers().get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let what = format!("session {}: GET stream", handle.shared.id());
@@ -432,7 +455,7 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
         (resumed, _, _) => resumed,
     };
     match resumed {
-        Ok(Ok(())) => sse::response(rx, handle.shared.busy()),
+        Ok(Ok(())) => sse::response(rx, (handle.shared.busy(), share)),
         Ok(Err(error @ ResumeError::Conflict)) => plain_error(409, ErrorCode::INVALID_REQUEST, error.to_string()),
         Ok(Err(error)) => plain_error(400, ErrorCode::INVALID_REQUEST, error.to_string()),
         Err(_) => session_not_found(),
@@ -461,7 +484,13 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
 /// `GET /sse` (2024-11-05): opens a session whose every message, responses included, goes on
 /// this stream; the first event names the endpoint to POST to.
 pub(super) async fn legacy_sse(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let handle = match spawn_session(&state, None, true, &super::guard::caller_of(&req)) {
+    let caller = super::guard::caller_of(&req);
+    let stream =
+        match state.sessions.shares().take(caller.identity.as_ref(), caller.access.as_deref(), Resource::Streams) {
+            Ok(share) => share,
+            Err(refusal) => return share_refused(None, &refusal),
+        };
+    let handle = match spawn_session(&state, None, true, &caller) {
         Ok(handle) => handle,
         Err(error) => return error.response(),
     };
@@ -469,7 +498,7 @@ pub(super) async fn legacy_sse(req: HttpRequest, state: web::Data<AppState>) -> 
     let (tx, rx) = queue::events(QueueLimits::from(&state.limits), what, state.metrics.edge().clone());
     tx.push(sse::endpoint(&format!("/messages?sessionId={}", handle.shared.id())));
     match handle.session.send(Resume { last_event_id: None, sender: tx }).await {
-        Ok(Ok(())) => sse::response(rx, (handle.shared.busy(), EndWithStream(handle.session.clone()))),
+        Ok(Ok(())) => sse::response(rx, (handle.shared.busy(), EndWithStream(handle.session.clone()), stream)),
         _ => session_not_found(),
     }
 }
@@ -515,11 +544,16 @@ pub(super) async fn legacy_messages(
     let Some(in_flight) = handle.shared.admit() else {
         return refuse_over_limit(&request, Method::parse(&request.method), &handle, &state);
     };
+    let shares = state.sessions.shares();
+    let share = match shares.take(caller.identity.as_ref(), caller.access.as_deref(), Resource::InFlight) {
+        Ok(share) => share,
+        Err(refusal) => return share_refused(Some(&request.id), &refusal),
+    };
     let state = state.into_inner();
     let busy = handle.shared.busy();
     crate::panics::spawn(crate::panics::Site::Http, async move {
         let _busy = busy;
-        let _in_flight = in_flight;
+        let _in_flight = (in_flight, share);
         let id = request.id.clone();
         let method = Method::parse(&request.method);
         let answer = if method == Method::Initialize {

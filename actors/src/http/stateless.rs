@@ -21,12 +21,13 @@ use mcpd::version::Era;
 use serde_json::{json, Map, Value};
 
 use super::guard::Caller;
-use super::reply::{error_response, result_response};
+use super::reply::{error_response, result_response, share_refused};
 use super::stream::{outbox, respond, sse, BodySink, Exchange};
 use super::AppState;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
 use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
+use crate::shares::{Held, Resource};
 use crate::tasks::Tasks;
 use crate::tool_executor::execute;
 
@@ -67,17 +68,28 @@ pub(super) async fn serve(
                 return error_response(Some(&request.id), &error, Era::Stateless);
             }
         };
+        let shares = state.sessions.shares();
+        let share = match shares.take(identity.as_ref(), access.as_deref(), Resource::Streams) {
+            Ok(share) => share,
+            Err(refusal) => return share_refused(Some(&request.id), &refusal),
+        };
         state.metrics.request(Method::Listen, Outcome::Ok, Duration::ZERO);
         let queue = QueueLimits::from(&state.limits);
         let screen = Screen::new(access.as_deref());
-        return listen(request, state.server.live_catalog().clone(), queue, state.metrics.edge(), tasks, screen);
+        let catalog = state.server.live_catalog().clone();
+        return listen(request, (catalog, share), queue, state.metrics.edge(), tasks, screen);
     }
+    let share = match state.sessions.shares().take(identity.as_ref(), access.as_deref(), Resource::InFlight) {
+        Ok(share) => share,
+        Err(refusal) => return share_refused(Some(&request.id), &refusal),
+    };
     let id = request.id.clone();
     let may_stream = valid.may_stream();
     let scope = Scope { access, caller: identity, ..Scope::stateless(valid) };
     if !may_stream {
         // The hot path: nothing can be streamed, so nothing is set up for it.
         let outcome = execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await;
+        drop(share);
         return match outcome {
             Ok(result) => result_response(&id, &result),
             Err(error) => error_response(Some(&id), &error, Era::Stateless),
@@ -88,7 +100,10 @@ pub(super) async fn serve(
     let (out, messages) = outbox(queue, Label::Request { session: None, id: id.clone() }, &edge);
     let scope = Scope { peer: Some(Arc::new(StatelessPeer { out })), ..scope };
     let (server, metrics, limit) = (state.server.clone(), state.metrics.clone(), state.limits.tool_timeout);
-    let execution = Box::pin(async move { Some(execute(&server, &metrics, request, scope, limit).await) });
+    let execution = Box::pin(async move {
+        let _share = share;
+        Some(execute(&server, &metrics, request, scope, limit).await)
+    });
     let what = format!("SSE answer to stateless request {id}");
     let exchange = Exchange { id, era: Era::Stateless, execution, messages, close: None };
     respond(exchange, || ready(Ok::<_, HttpResponse>(BodySink::open(queue, what, edge)))).await
@@ -131,6 +146,8 @@ struct ListenGuard {
     listener: u64,
     /// The stream's resource subscriptions, released from the catalog's counts.
     interest: Interest,
+    /// The caller's share of streams this one holds.
+    _share: Held,
 }
 
 impl Drop for ListenGuard {
@@ -146,7 +163,7 @@ impl Drop for ListenGuard {
 /// see is acknowledged like anything unknown and never heard (`screen`).
 fn listen(
     request: Request,
-    catalog: Arc<LiveCatalog>,
+    (catalog, share): (Arc<LiveCatalog>, Held),
     queue: QueueLimits,
     edge: &Arc<EdgeCounters>,
     tasks: Option<(Tasks, Vec<String>)>,
@@ -216,5 +233,5 @@ fn listen(
         }
         log::debug!("listen stream closed after {:?}", started.elapsed());
     });
-    sse::response(rx, ListenGuard { catalog, listener, interest: held })
+    sse::response(rx, ListenGuard { catalog, listener, interest: held, _share: share })
 }

@@ -1,5 +1,8 @@
 //! The registry of live sessions, shared by every HTTP worker. It holds strong addresses, so a
 //! session ends only when told (`Stop`) or when it expires, and removes itself in `stopped()`.
+//! It also keeps each identity's share of the capacity ([`crate::shares`]), and, when the cap is
+//! reached and the operator allows it, ends an idle session of the identity holding the most
+//! ([`SessionRegistry::evict_idle`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -9,6 +12,10 @@ use dashmap::DashMap;
 use super::shared::{SessionId, SessionShared};
 use super::Session;
 use crate::cluster::sessions::SharedSessions;
+use crate::shares::Shares;
+
+/// How long a session must have been idle to be ended for room.
+const EVICTABLE_AFTER_MS: u64 = 1000;
 use crate::tool_executor::ToolExecutor;
 
 /// What a request handler needs of a session.
@@ -29,12 +36,42 @@ pub(crate) struct SessionRegistry {
     max: usize,
     /// Cluster mode: sessions shared through Redis.
     shared: OnceLock<Arc<SharedSessions>>,
+    /// Each identity's share of sessions, streams and requests in flight.
+    shares: Shares,
 }
 
 impl SessionRegistry {
     /// An empty registry admitting at most `max` sessions.
     pub(crate) fn new(max: usize) -> Self {
-        SessionRegistry { sessions: DashMap::new(), max, shared: OnceLock::new() }
+        SessionRegistry { sessions: DashMap::new(), max, shared: OnceLock::new(), shares: Shares::default() }
+    }
+
+    /// Each identity's share of the capacity.
+    pub(crate) fn shares(&self) -> &Shares {
+        &self.shares
+    }
+
+    /// When the cap is reached and idle sessions may be ended: ends the least recently used
+    /// session of the identity holding the most that has been idle (no request running, no
+    /// stream open) for at least a second, and says whether it made room. Another identity's
+    /// sessions, and sessions in use, are never ended for it.
+    pub(crate) fn evict_idle(&self) -> bool {
+        if !self.shares.evicts_idle() {
+            return false;
+        }
+        let Some(largest) = self.shares.largest_session_holder() else { return false };
+        let idle = self
+            .sessions
+            .iter()
+            .filter(|entry| entry.value().shared.owner() == Some(&largest))
+            .map(|entry| (entry.value().shared.idle_for(), entry.value().clone()))
+            .filter(|(idle, _)| *idle >= EVICTABLE_AFTER_MS)
+            .max_by_key(|(idle, _)| *idle);
+        let Some((_, handle)) = idle else { return false };
+        log::info!("session {} ended to make room: its owner holds the most sessions", handle.shared.id());
+        self.remove(handle.shared.id());
+        handle.session.do_send(super::Stop { reason: super::EndReason::Expired });
+        true
     }
 
     /// Cluster mode: sessions from now on are shared through Redis (set once).

@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::queue::{Outbox, Refused};
+use crate::shares::Held;
 use crate::status::now_millis;
 
 /// A session id: 128 random bits as hex (visible ASCII, unguessable).
@@ -86,6 +87,8 @@ pub(crate) struct SessionShared {
     owner: Option<Identity>,
     /// Whether a use by another identity was logged already (one line per session).
     refusal_logged: AtomicBool,
+    /// The owner's share this session holds (given back when the session's state goes).
+    share: Option<Held>,
 }
 
 impl fmt::Debug for SessionShared {
@@ -114,7 +117,15 @@ impl SessionShared {
             pending: Mutex::new(HashMap::new()),
             owner: None,
             refusal_logged: AtomicBool::new(false),
+            share: None,
         }
+    }
+
+    /// Keeps the owner's share of sessions for as long as the session's state lives.
+    #[must_use]
+    pub(crate) fn holding(mut self, share: Held) -> Self {
+        self.share = Some(share);
+        self
     }
 
     /// Binds the session to the identity that opened it.

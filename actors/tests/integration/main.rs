@@ -28,6 +28,7 @@ mod client_cli;
 mod client_faults;
 mod client_http_variants;
 mod client_interop;
+mod client_shares;
 mod client_tasks;
 mod cluster_bus;
 mod cluster_redis;

@@ -230,6 +230,22 @@ pub(crate) struct ServeArgs {
     /// Most subscribed project files watched at once (default 256).
     #[arg(long = "max-watched-resources", value_name = "N")]
     pub(crate) max_watched_resources: Option<usize>,
+    /// Sessions one identity (access-file client, OAuth subject, key) may hold at once (default:
+    /// a quarter of --max-sessions; a client's "limits" override it).
+    #[arg(long = "session-share", value_name = "N")]
+    pub(crate) session_share: Option<usize>,
+    /// Streams one identity may hold open at once: standalone GETs, subscriptions/listen,
+    /// 2024-11-05 streams (default: a quarter of --max-connections).
+    #[arg(long = "stream-share", value_name = "N")]
+    pub(crate) stream_share: Option<usize>,
+    /// Requests one identity may have running at once, across its sessions and stateless calls
+    /// (default: a quarter of --max-connections).
+    #[arg(long = "in-flight-share", value_name = "N")]
+    pub(crate) in_flight_share: Option<usize>,
+    /// When --max-sessions is reached, end an idle session of the identity holding the most
+    /// (never a session in use) to make room for a new one.
+    #[arg(long)]
+    pub(crate) evict_idle_sessions: bool,
     /// Do not offer the tasks extension (every call answers synchronously; tasks/* is -32601).
     #[arg(long)]
     pub(crate) no_tasks: bool,

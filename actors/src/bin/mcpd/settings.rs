@@ -24,7 +24,7 @@ use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
 use mcpd_actors::tools::reach::{Callers, FileTools, ProjectReach};
 use mcpd_actors::tools::resources::{self, FileWatch, ResourceCounts, ResourceOptions};
 use mcpd_actors::tools::sets::{assemble, PromptSetOptions, ToolSet, ToolSetOptions};
-use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
+use mcpd_actors::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, ShareConfig, TransportMode};
 
 use crate::args::ServeArgs;
 use crate::exposure::{self, OwnFiles};
@@ -431,7 +431,14 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
         sessions.client_request_timeout = Duration::from_secs(secs.max(1));
     }
     let connections = connection_limits(args, props)?;
+    let shares = ShareConfig {
+        sessions: pick(args.session_share, props, "shares.sessions")?.map(|n: usize| n.max(1)),
+        streams: pick(args.stream_share, props, "shares.streams")?.map(|n: usize| n.max(1)),
+        in_flight: pick(args.in_flight_share, props, "shares.inFlight")?.map(|n: usize| n.max(1)),
+        evict_idle: args.evict_idle_sessions || flag(props, "evictIdleSessions"),
+    };
     Ok(ListenerConfig {
+        shares,
         host: pick_text(&args.host, props, "host").unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
         port: pick(args.port, props, "port")?.unwrap_or(mcpd::config::DEFAULT_PORT),
         keys: KeySet::new(keys),
