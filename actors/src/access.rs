@@ -178,33 +178,20 @@ impl AccessControl {
         metrics.add_collector(Box::new(ClientCalls(self.clone())));
     }
 
+    /// The status of the client named `name` (as in [`AccessControl::status_json`]); `null`
+    /// when the file in force names none.
+    pub fn client_json(&self, name: &str) -> Value {
+        let policy = self.current();
+        let found = policy.clients.iter().zip(&policy.kinds).find(|(client, _)| *client.name == *name);
+        found.map_or(Value::Null, |(client, kind)| client_status(client, kind))
+    }
+
     /// The status JSON's `access` object: the file, its clients (name, how they authenticate,
     /// their patterns, rate limit and call counts — never a key), reloads and the last error.
     pub fn status_json(&self) -> Value {
         let policy = self.current();
-        let clients: Vec<Value> = policy
-            .clients
-            .iter()
-            .zip(&policy.kinds)
-            .map(|(client, kind)| {
-                let calls: serde_json::Map<String, Value> =
-                    CallOutcome::ALL.iter().map(|o| (o.label().to_owned(), json!(client.calls.get(*o)))).collect();
-                json!({
-                    "name": &*client.name,
-                    "auth": kind,
-                    "tools": client.tools.patterns(),
-                    "prompts": client.prompts.patterns(),
-                    "resources": client.resources.patterns(),
-                    "rateLimit": client.rate_limit.map(|l| json!({"perMinute": l.per_minute, "burst": l.burst})),
-                    "limits": {
-                        "sessions": client.limits.sessions,
-                        "streams": client.limits.streams,
-                        "inFlight": client.limits.in_flight,
-                    },
-                    "calls": calls,
-                })
-            })
-            .collect();
+        let clients: Vec<Value> =
+            policy.clients.iter().zip(&policy.kinds).map(|(client, kind)| client_status(client, kind)).collect();
         json!({
             "file": self.path().display().to_string(),
             "clients": clients,
@@ -212,6 +199,28 @@ impl AccessControl {
             "lastError": *self.last_error.lock().unwrap_or_else(PoisonError::into_inner),
         })
     }
+}
+
+/// One client as the status shows it: name, how it authenticates, its patterns, rate limit,
+/// shares, whether it is an operator, and its call counts — never a key.
+fn client_status(client: &AccessClient, kind: &str) -> Value {
+    let calls: serde_json::Map<String, Value> =
+        CallOutcome::ALL.iter().map(|o| (o.label().to_owned(), json!(client.calls.get(*o)))).collect();
+    json!({
+        "name": &*client.name,
+        "auth": kind,
+        "operator": client.operator,
+        "tools": client.tools.patterns(),
+        "prompts": client.prompts.patterns(),
+        "resources": client.resources.patterns(),
+        "rateLimit": client.rate_limit.map(|l| json!({"perMinute": l.per_minute, "burst": l.burst})),
+        "limits": {
+            "sessions": client.limits.sessions,
+            "streams": client.limits.streams,
+            "inFlight": client.limits.in_flight,
+        },
+        "calls": calls,
+    })
 }
 
 /// Reads and checks the access file at `path` into a policy; `previous` lends its call counts

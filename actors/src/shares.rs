@@ -244,6 +244,18 @@ impl Shares {
             .collect()
     }
 
+    /// What `identity` (the anonymous caller when `None`) holds here, as `/status/me` shows it.
+    pub(crate) fn held_by(&self, identity: Option<&Identity>) -> Value {
+        let identity = identity.cloned().unwrap_or_else(Identity::anonymous);
+        let counts = self.held.get(&identity).map(|c| Resource::ALL.map(|r| c.0[r as usize].load(Relaxed)));
+        let counts = counts.unwrap_or_default();
+        let mut held = json!({});
+        for resource in Resource::ALL {
+            held[resource.label()] = json!(counts[resource as usize]);
+        }
+        held
+    }
+
     /// What the other instances hold, summed by identity.
     pub(crate) fn set_remote(&self, remote: HashMap<String, [usize; 3]>) {
         *self.remote.write().unwrap_or_else(PoisonError::into_inner) = remote;
@@ -327,6 +339,7 @@ mod tests {
             resources: Vec::new(),
             rate_limit: None,
             limits,
+            operator: false,
         };
         Access::of_client(Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now())))
     }

@@ -170,6 +170,8 @@ pub struct ClientSpec {
     pub rate_limit: Option<RateLimit>,
     /// Its shares of sessions, streams and requests in flight.
     pub limits: ShareLimits,
+    /// Whether it may read the operator routes (`/status`, `/metrics`).
+    pub operator: bool,
 }
 
 /// Why an access file cannot be used (the message names the client and the field).
@@ -185,8 +187,20 @@ fn invalid(message: String) -> AccessFileError {
     AccessFileError { message }
 }
 
-const CLIENT_FIELDS: [&str; 11] =
-    ["name", "key", "keyEnv", "keyFile", "subject", "scopes", "tools", "prompts", "resources", "rateLimit", "limits"];
+const CLIENT_FIELDS: [&str; 12] = [
+    "name",
+    "key",
+    "keyEnv",
+    "keyFile",
+    "subject",
+    "scopes",
+    "tools",
+    "prompts",
+    "resources",
+    "rateLimit",
+    "limits",
+    "operator",
+];
 
 /// Reads an access file's text into its clients, in file order.
 ///
@@ -245,7 +259,12 @@ fn parse_client(index: usize, entry: &Value) -> Result<ClientSpec, AccessFileErr
         None | Some(Value::Null) => ShareLimits::default(),
         Some(value) => share_limits(value).map_err(at)?,
     };
-    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit, limits })
+    let operator = match entry.get("operator") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(operator)) => *operator,
+        Some(_) => return Err(at("\"operator\" must be true or false".into())),
+    };
+    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit, limits, operator })
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {
@@ -458,6 +477,8 @@ pub struct AccessClient {
     pub rate_limit: Option<RateLimit>,
     /// Its shares of the server's capacity as declared.
     pub limits: ShareLimits,
+    /// Whether it may read the operator routes.
+    pub operator: bool,
     /// Its bucket (with a rate limit).
     bucket: Option<Mutex<TokenBucket>>,
     /// Its calls by outcome.
@@ -474,6 +495,7 @@ impl AccessClient {
             resources: Globs::new(spec.resources.clone()),
             rate_limit: spec.rate_limit,
             limits: spec.limits,
+            operator: spec.operator,
             bucket: spec.rate_limit.map(|limit| Mutex::new(TokenBucket::new(limit, now))),
             calls,
         }
@@ -545,7 +567,7 @@ mod tests {
             (r#"{"clients": [{"name": "-", "key": "k"}]}"#, "clients[0]: name \"-\" is reserved (it labels callers that are no client of the file)"),
             (r#"{"clients": [{"name": "a b", "key": "k"}]}"#, "clients[0]: name \"a b\" may hold only ASCII letters, digits, '_', '-' and '.'"),
             (r#"{"clients": [{"name": "", "key": "k"}]}"#, "clients[0]: name \"\" must have 1 to 64 characters"),
-            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit, limits)"),
+            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit, limits, operator)"),
             (r#"{"clients": [{"name": "a"}]}"#, "client \"a\": no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\""),
             (r#"{"clients": [{"name": "a", "key": "k", "keyEnv": "K"}]}"#, "client \"a\": give only one of \"key\", \"keyEnv\" and \"keyFile\""),
             (r#"{"clients": [{"name": "a", "key": "k", "subject": "s"}]}"#, "client \"a\": a key and a token match (\"subject\"/\"scopes\") exclude each other"),
@@ -567,6 +589,13 @@ mod tests {
             error(r#"{"clients": [{"name": "a", "key": "k", "limits": {"session": 1}}]}"#),
             "client \"a\": unknown field \"session\" in \"limits\" (expected sessions, streams, inFlight)"
         );
+        assert_eq!(
+            error(r#"{"clients": [{"name": "a", "key": "k", "operator": "yes"}]}"#),
+            "client \"a\": \"operator\" must be true or false"
+        );
+        let operator =
+            parse(r#"{"clients": [{"name": "a", "key": "k", "operator": true}, {"name": "b", "key": "j"}]}"#);
+        assert_eq!(operator.unwrap().iter().map(|c| c.operator).collect::<Vec<_>>(), [true, false]);
         let limited = parse(r#"{"clients": [{"name": "a", "key": "k", "limits": {"sessions": 3, "inFlight": 9}}]}"#);
         assert_eq!(limited.unwrap()[0].limits, ShareLimits { sessions: Some(3), streams: None, in_flight: Some(9) });
         assert_eq!(

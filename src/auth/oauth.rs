@@ -87,7 +87,13 @@ pub struct OAuthSettings {
     pub fetch_timeout: Duration,
     /// Largest body of one fetch.
     pub max_fetch_bytes: usize,
+    /// The scope that makes a token's caller an operator (it may read `/status` and
+    /// `/metrics`).
+    pub operator_scope: String,
 }
+
+/// The default [`OAuthSettings::operator_scope`].
+pub const DEFAULT_OPERATOR_SCOPE: &str = "mcp:admin";
 
 impl Default for OAuthSettings {
     fn default() -> Self {
@@ -101,6 +107,7 @@ impl Default for OAuthSettings {
             jwks_refresh: DEFAULT_JWKS_REFRESH,
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             max_fetch_bytes: DEFAULT_MAX_FETCH_BYTES,
+            operator_scope: DEFAULT_OPERATOR_SCOPE.to_owned(),
         }
     }
 }

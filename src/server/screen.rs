@@ -254,6 +254,7 @@ mod tests {
             resources: strings(resources),
             rate_limit: None,
             limits: Default::default(),
+            operator: false,
         };
         Arc::new(Access::of_client(Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()))))
     }

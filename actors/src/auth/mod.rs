@@ -87,6 +87,11 @@ impl Authenticator {
         }
     }
 
+    /// Whether a verified token makes its caller an operator: it grants the operator scope.
+    pub(crate) fn grants_operator(&self, access: &Access) -> bool {
+        access.granted.scopes.contains(&self.settings.operator_scope)
+    }
+
     /// The RFC 9728 document.
     pub(crate) fn metadata(&self) -> &Value {
         &self.metadata

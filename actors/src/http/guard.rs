@@ -79,12 +79,15 @@ where
             Admission::Deny(denied) => {
                 Either::Left(Either::Left(ready(Ok(req.into_response(denied).map_into_right_body()))))
             }
-            Admission::Admit(access, caller) => {
+            Admission::Admit(access, caller, operator) => {
                 if let Some(access) = access {
                     req.extensions_mut().insert(access);
                 }
                 if let Some(caller) = caller {
                     req.extensions_mut().insert(caller);
+                }
+                if operator {
+                    req.extensions_mut().insert(Operator);
                 }
                 Either::Left(Either::Right(
                     self.service.call(req).map_ok(ServiceResponse::map_into_left_body as Admitted<B>),
@@ -100,6 +103,9 @@ where
                             auth.count(AuthOutcome::Ok);
                             let caller = token_caller(&access);
                             let access = token_client(access, &state);
+                            if token_operator(&auth, &access) {
+                                req.extensions_mut().insert(Operator);
+                            }
                             req.extensions_mut().insert(access);
                             req.extensions_mut().insert(caller);
                             service.call(req).await.map(ServiceResponse::map_into_left_body)
@@ -120,8 +126,8 @@ enum Admission {
     /// Answer it with this.
     Deny(HttpResponse),
     /// Let it through, with what its token allows (`None`: everything), as this caller
-    /// (`None`: the anonymous one, when no authentication is configured).
-    Admit(Option<Arc<Access>>, Option<Identity>),
+    /// (`None`: the anonymous one, when no authentication is configured), an operator or not.
+    Admit(Option<Arc<Access>>, Option<Identity>, bool),
     /// Its token needs a key-set fetch or an introspection first.
     Wait(Arc<Authenticator>),
 }
@@ -155,15 +161,17 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
             auth.count(AuthOutcome::ApiKey);
         }
         let caller = access.client.as_ref().map(|client| Identity::client(&client.name));
-        return Admission::Admit(Some(access), caller);
+        let operator = access.client.as_ref().is_some_and(|client| client.operator);
+        return Admission::Admit(Some(access), caller, operator);
     }
     let Some(auth) = &state.auth else {
         // An access file means callers authenticate, even without `--key`.
         if state.keys.is_open() && state.access.is_none() {
-            return Admission::Admit(None, None);
+            // No authentication configured: every caller is the operator ([`is_operator`]).
+            return Admission::Admit(None, None, false);
         }
         if let Some(caller) = key_caller(state, key) {
-            return Admission::Admit(None, Some(caller));
+            return Admission::Admit(None, Some(caller), true);
         }
         let mut response =
             plain_error(401, ErrorCode::UNAUTHORIZED, "Unauthorized: a valid API key is required".into());
@@ -172,11 +180,11 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
     };
     // Clients find how to authenticate here, so it is open to every caller.
     if req.path().starts_with(METADATA_PATH) {
-        return Admission::Admit(None, None);
+        return Admission::Admit(None, None, false);
     }
     if let Some(caller) = key_caller(state, key) {
         auth.count(AuthOutcome::ApiKey);
-        return Admission::Admit(None, Some(caller));
+        return Admission::Admit(None, Some(caller), true);
     }
     let Some(token) = bearer(req) else {
         return Admission::Deny(refusal(auth, AuthOutcome::Missing));
@@ -185,7 +193,9 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
         Decision::Now(Ok(access)) => {
             auth.count(AuthOutcome::Ok);
             let caller = token_caller(&access);
-            Admission::Admit(Some(token_client(access, state)), Some(caller))
+            let access = token_client(access, state);
+            let operator = token_operator(auth, &access);
+            Admission::Admit(Some(access), Some(caller), operator)
         }
         Decision::Now(Err(outcome)) => Admission::Deny(refusal(auth, outcome)),
         Decision::Later => Admission::Wait(auth.clone()),
@@ -202,6 +212,30 @@ fn key_caller<'a>(state: &AppState, key: impl Fn(&str) -> Option<&'a str>) -> Op
 /// matches it: two subjects one client names are two callers).
 fn token_caller(access: &Access) -> Identity {
     Identity::subject(access.granted.issuer.as_deref(), access.granted.subject.as_deref())
+}
+
+/// Whether an admitted token's caller is an operator: the token grants the operator scope, or
+/// the access-file client it matches is marked `operator`.
+fn token_operator(auth: &Authenticator, access: &Access) -> bool {
+    auth.grants_operator(access) || access.client.as_ref().is_some_and(|client| client.operator)
+}
+
+/// Marks a request whose caller is an operator: the one decision every operator route
+/// (`/status`, `/metrics`, and any added later) follows ([`is_operator`]). Without
+/// authentication every caller is one; with it, a `--key` key, an access-file client marked
+/// `"operator": true`, or a token granting the operator scope (`--auth-operator-scope`, default
+/// `mcp:admin`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Operator;
+
+/// The guard of every operator route: a caller that is no operator finds no such route (`404`,
+/// as for any path that does not exist). Without any authentication configured every caller is
+/// one (nothing is marked: the request pays nothing for it).
+pub(super) fn is_operator(ctx: &actix_web::guard::GuardContext<'_>) -> bool {
+    let open = ctx
+        .app_data::<web::Data<AppState>>()
+        .is_some_and(|state| state.keys.is_open() && state.access.is_none() && state.auth.is_none());
+    open || ctx.req_data().contains::<Operator>()
 }
 
 /// An admitted token's access, limited to the access-file client it matches (if any).

@@ -143,14 +143,25 @@ fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
         cfg.service(web::resource("/sse").route(web::get().to(session::legacy_sse)))
             .service(web::resource("/messages").route(web::post().to(session::legacy_messages)));
     }
+    // The operator routes: found by operators only (`guard::is_operator`), everyone else's 404
+    // is that of any path that does not exist.
+    let operator = || actix_web::guard::fn_guard(guard::is_operator);
     cfg.service(mcp)
-        .service(web::resource("/metrics").route(web::get().to(metrics)).default_service(not_allowed(GET)))
+        .service(web::resource("/status/me").route(web::get().to(status_me)).default_service(not_allowed(GET)))
+        .service(
+            web::resource("/metrics").guard(operator()).route(web::get().to(metrics)).default_service(not_allowed(GET)),
+        )
         .service(
             web::resource([METADATA_PATH, "/.well-known/oauth-protected-resource/{tail:.*}"])
                 .route(web::get().to(resource_metadata))
                 .default_service(not_allowed(GET)),
         )
-        .service(web::resource(["/", "/status"]).route(web::get().to(status)).default_service(not_allowed(GET)))
+        .service(
+            web::resource(["/", "/status"])
+                .guard(operator())
+                .route(web::get().to(status))
+                .default_service(not_allowed(GET)),
+        )
         .default_service(web::to(not_found));
 }
 
@@ -174,6 +185,25 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         object.insert("shares".into(), state.sessions.shares().status_json());
     }
     HttpResponse::Ok().json(status)
+}
+
+/// `GET /status/me`: what the caller is and holds — its identity, its access-file client (name,
+/// patterns, limits, call counts: the slice of `/status` that is its own) and its shares held.
+async fn status_me(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let caller = guard::caller_of(&req);
+    HttpResponse::Ok().json(me(&caller, &state))
+}
+
+/// The body of `/status/me`.
+fn me(caller: &guard::Caller, state: &AppState) -> serde_json::Value {
+    let identity = caller.identity.as_ref().map_or(mcpd::server::ANONYMOUS_OWNER, |i| i.shown());
+    let client = caller.access.as_ref().and_then(|access| access.client.as_ref());
+    let client = match (client, &state.access) {
+        (Some(client), Some(access)) => access.client_json(&client.name),
+        _ => serde_json::Value::Null,
+    };
+    let held = state.sessions.shares().held_by(caller.identity.as_ref());
+    serde_json::json!({ "identity": identity, "client": client, "held": held })
 }
 
 /// RFC 9728 protected-resource metadata (`404` when OAuth is off).

@@ -83,7 +83,7 @@ fn call(port: u16, key: &str, session: &str, tool: &str) -> Answer {
 fn project(ci_limits: Value) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let clients = json!({"clients": [
-        {"name": "dev", "key": DEV, "tools": ["*"]},
+        {"name": "dev", "key": DEV, "tools": ["*"], "operator": true},
         {"name": "ci", "key": CI, "tools": ["*"], "limits": ci_limits},
         {"name": "ops", "key": OPS, "tools": ["*"], "limits": {"sessions": 1}}
     ]});

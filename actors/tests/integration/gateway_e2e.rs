@@ -76,7 +76,7 @@ fn python_clients_use_two_remotes_through_an_access_controlled_live_gateway() {
     write_json(
         &access,
         &json!({"clients": [
-            {"name": "ops", "key": OPS, "tools": ["*"], "prompts": ["*"], "resources": ["*"]},
+            {"name": "ops", "key": OPS, "tools": ["*"], "prompts": ["*"], "resources": ["*"], "operator": true},
             {"name": "ci", "key": CI, "tools": ["everything__echo"], "resources": ["demo://*"]}
         ]}),
     );

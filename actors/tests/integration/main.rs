@@ -54,6 +54,7 @@ mod mrtr;
 mod oauth_client;
 mod oauth_login;
 mod oauth_server;
+mod operator_routes;
 mod panic_containment;
 mod project_reach;
 mod project_screen;

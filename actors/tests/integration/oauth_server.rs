@@ -24,8 +24,14 @@ fn now() -> i64 {
 }
 
 /// OAuth settings trusting `provider`.
+/// OAuth settings trusting `provider`, where a token granting `mcp` is an operator (these tests
+/// read `/status` and `/metrics` with their tokens).
 fn settings(provider: &Provider) -> OAuthSettings {
-    OAuthSettings { issuers: vec![provider.issuer().to_owned()], ..OAuthSettings::default() }
+    OAuthSettings {
+        issuers: vec![provider.issuer().to_owned()],
+        operator_scope: "mcp".into(),
+        ..OAuthSettings::default()
+    }
 }
 
 async fn start_oauth(settings: OAuthSettings) -> TestServer {
@@ -216,7 +222,7 @@ async fn scopes_are_required_and_per_tool_scopes_filter_the_tools() {
 async fn the_unknown_kid_refresh_is_rate_limited_and_fetches_are_shared() {
     let Some(provider) = spawn_provider() else { return };
     let server = start_oauth(settings(&provider)).await;
-    let claims = json!({"iss": provider.issuer(), "aud": server.url("/mcp"), "exp": now() + 300});
+    let claims = json!({"iss": provider.issuer(), "aud": server.url("/mcp"), "exp": now() + 300, "scope": "mcp"});
     let good = provider.mint("k1.pem", "k1", &claims);
     let first = futures_util::future::join_all((0..8).map(|_| call_echo(&server, Some(&good)))).await;
     assert!(first.iter().all(|r| r.status == 200));
@@ -229,7 +235,7 @@ async fn the_unknown_kid_refresh_is_rate_limited_and_fetches_are_shared() {
     assert_eq!(fetches(&status(&server, &good).await), Some(1), "within the interval: no refresh");
 
     let eager = start_oauth(OAuthSettings { jwks_refresh: Duration::ZERO, ..settings(&provider) }).await;
-    let claims = json!({"iss": provider.issuer(), "aud": eager.url("/mcp"), "exp": now() + 300});
+    let claims = json!({"iss": provider.issuer(), "aud": eager.url("/mcp"), "exp": now() + 300, "scope": "mcp"});
     let good = provider.mint("k1.pem", "k1", &claims);
     let unknown = provider.mint("foreign.pem", "rotated", &claims);
     assert_eq!(call_echo(&eager, Some(&good)).await.status, 200);
@@ -322,6 +328,7 @@ async fn no_token_or_secret_reaches_the_log() {
     std::fs::write(&secret_file, "introspector-secret\n").expect("write secret");
     let mut cmd = mcpd_command();
     cmd.env("RUST_LOG", "debug").args(["--auth-issuer", provider.issuer(), "--auth-scope", "mcp"]);
+    cmd.args(["--auth-operator-scope", "mcp"]);
     cmd.args(["--auth-introspection", &format!("{}/token/introspection", provider.issuer())]);
     cmd.args(["--auth-client-id", "introspector", "--auth-client-secret-file"]).arg(&secret_file);
     let child = HttpChild::spawn_command(cmd);

@@ -54,7 +54,7 @@ const NEVER: [&str; 12] = [
 
 fn access(late: bool) -> Value {
     let mut clients = vec![
-        json!({"name": "dev", "key": DEV, "tools": ["*"], "prompts": ["*"], "resources": ["*"]}),
+        json!({"name": "dev", "key": DEV, "tools": ["*"], "prompts": ["*"], "resources": ["*"], "operator": true}),
         json!({"name": "ci", "key": CI, "tools": ["echo"]}),
         json!({"name": "reader", "keyFile": "keys/reader.txt", "tools": ["*"], "resources": ["*"]}),
     ];

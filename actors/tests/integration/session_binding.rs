@@ -129,7 +129,7 @@ fn every_use_by_another_identity_is_unknown(port: u16, owner: &str, intruder: &s
 fn access_file(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("access.json");
     let clients = json!({"clients": [
-        {"name": "dev", "key": DEV, "tools": ["*"]},
+        {"name": "dev", "key": DEV, "tools": ["*"], "operator": true},
         {"name": "ci", "key": CI, "tools": ["echo", "slow"]}
     ]});
     std::fs::write(&path, clients.to_string()).unwrap();

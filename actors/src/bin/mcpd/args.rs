@@ -164,6 +164,10 @@ pub(crate) struct ServeArgs {
     /// A file holding the introspection client secret (never on the command line).
     #[arg(long = "auth-client-secret-file", value_name = "FILE")]
     pub(crate) auth_client_secret_file: Option<PathBuf>,
+    /// The scope that makes a token's caller an operator, who may read /status and /metrics
+    /// (default mcp:admin).
+    #[arg(long = "auth-operator-scope", value_name = "SCOPE")]
+    pub(crate) auth_operator_scope: Option<String>,
     /// Shortest time in seconds between key-set fetches caused by an unknown key id (default 30).
     #[arg(long = "auth-jwks-refresh", value_name = "SECONDS")]
     pub(crate) auth_jwks_refresh: Option<u64>,

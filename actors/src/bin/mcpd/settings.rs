@@ -539,6 +539,9 @@ fn oauth_settings(
     for (pattern, scopes) in rules {
         settings.tool_scopes.add(&pattern, mcpd::config::split_list(&scopes));
     }
+    if let Some(scope) = pick_text(&args.auth_operator_scope, props, "auth.operatorScope") {
+        settings.operator_scope = scope.trim().to_owned();
+    }
     if let Some(secs) = pick(args.auth_jwks_refresh, props, "auth.jwksRefreshSeconds")? {
         settings.jwks_refresh = Duration::from_secs(secs);
     }
