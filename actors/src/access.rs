@@ -326,17 +326,6 @@ impl MoreMetrics for ClientCalls {
     }
 }
 
-/// The outcome of a `tools/call` for the per-client counts: `denied` when the tool exists but
-/// the caller may not call it (it was answered as unknown).
-pub(crate) fn call_outcome(access: Option<&Access>, execution: &mcpd::server::Execution) -> CallOutcome {
-    let hidden = execution.tool.as_ref().zip(access).is_some_and(|(tool, access)| !access.may_call(&tool.name));
-    match &execution.outcome {
-        _ if hidden => CallOutcome::Denied,
-        Ok(reply) if !reply.is_tool_error() => CallOutcome::Ok,
-        _ => CallOutcome::Error,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

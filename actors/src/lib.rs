@@ -55,6 +55,7 @@ pub mod reload;
 mod runtime;
 mod session;
 mod shares;
+mod sse;
 mod status;
 pub mod stdio;
 mod supervisor;

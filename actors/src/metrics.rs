@@ -46,7 +46,7 @@ use prometheus_client::registry::Registry;
 use mcpd::server::{Execution, Method, ToolOutcome};
 
 use crate::counts::{ActorCounts, ActorKind, EdgeCounters};
-use crate::session::EndReason;
+use crate::session::end::EndReason;
 
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -432,7 +432,7 @@ impl Metrics {
                 None => return,
             },
         };
-        counts.add(crate::access::call_outcome(access, execution));
+        counts.add(call_outcome(access, execution));
     }
 
     /// Metrics with no session registry (stdio, tests).
@@ -550,6 +550,21 @@ fn openmetrics_to_prometheus(openmetrics: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The outcome of a `tools/call` for the per-client counts: `denied` when the tool exists but
+/// the caller may not call it (it was answered as unknown).
+fn call_outcome(
+    access: Option<&mcpd::auth::scopes::Access>,
+    execution: &mcpd::server::Execution,
+) -> mcpd::auth::access::CallOutcome {
+    use mcpd::auth::access::CallOutcome;
+    let hidden = execution.tool.as_ref().zip(access).is_some_and(|(tool, access)| !access.may_call(&tool.name));
+    match &execution.outcome {
+        _ if hidden => CallOutcome::Denied,
+        Ok(reply) if !reply.is_tool_error() => CallOutcome::Ok,
+        _ => CallOutcome::Error,
+    }
 }
 
 #[cfg(test)]

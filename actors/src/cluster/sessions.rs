@@ -54,12 +54,12 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::{heartbeat_key, Health, RETRY};
-use crate::http::stream::sse;
 use crate::queue::EventSender;
 use crate::session::stream::{REPLAY_CAPACITY, RETRY as SSE_RETRY};
 use crate::session::{
     ChangeSubscription, EndReason, Negotiated, Reconcile, Reconciled, Session, SessionRegistry, Stop,
 };
+use crate::sse;
 use crate::tasks::Tasks;
 use crate::tool_executor::Cancel;
 

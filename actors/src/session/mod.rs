@@ -10,10 +10,12 @@
 //! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`, `Reconcile`,
 //! `Reconciled`, `CatalogChanged` and `Stop`.
 
+pub(crate) mod end;
 mod registry;
 mod shared;
 pub(crate) mod stream;
 
+pub(crate) use end::EndReason;
 pub(crate) use registry::{SessionHandle, SessionRegistry};
 pub(crate) use shared::{BusyGuard, Negotiated, PeerSink, RequestPeer, SessionId, SessionShared};
 
@@ -28,9 +30,9 @@ use mcpd::server::{Interest, Subscription};
 
 use crate::cluster::sessions::{EventWriter, RecordCopy, SharedSessions};
 use crate::counts::{ActorCounts, ActorKind};
-use crate::http::stream::sse::KEEP_ALIVE_INTERVAL;
 use crate::metrics::Metrics;
 use crate::queue::EventSender;
+use crate::sse::KEEP_ALIVE_INTERVAL;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
 use stream::{Stream, STANDALONE};
 
@@ -39,17 +41,6 @@ pub(crate) const COPY_IDLE: Duration = Duration::from_secs(60);
 
 /// How many finished-but-undelivered POST streams a session keeps for resumption.
 const MAX_PARKED_STREAMS: usize = 16;
-
-/// Why a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndReason {
-    /// The client sent DELETE.
-    Deleted,
-    /// Idle longer than the configured time.
-    Expired,
-    /// The server is shutting down.
-    Shutdown,
-}
 
 /// One session.
 #[derive(Debug)]

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::http::stream::sse;
 use crate::queue::EventSender;
+use crate::sse;
 
 /// How many events a stream keeps for replay.
 pub(crate) const REPLAY_CAPACITY: usize = 256;

@@ -1,50 +1,12 @@
-//! Server-sent events on the wire: the framing of every event mcpd sends (messages with or
-//! without an id, the priming event, the 2024-11-05 endpoint event, keep-alive comments), the
-//! `text/event-stream` response, and the `Accept` negotiation that decides whether a client may
-//! get one.
-
-use std::time::Duration;
+//! Server-sent events at the HTTP edge: the `text/event-stream` response and the `Accept`
+//! negotiation that decides whether a client may get one. The events' framing is the wire's
+//! ([`crate::sse`], re-exported here for the edge's handlers).
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
-use bytes::Bytes;
 
 use crate::queue::EventReceiver;
-
-/// The SSE media type.
-pub(crate) const EVENT_STREAM: &str = "text/event-stream";
-/// How often an open stream with nothing to say sends a keep-alive comment.
-pub(crate) const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(15);
-
-/// One `message` event carrying a JSON-RPC message; with an `id` when the stream can be
-/// resumed from it.
-pub(crate) fn message(id: Option<&str>, json: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(json.len() + id.map_or(0, str::len) + 32);
-    if let Some(id) = id {
-        out.extend_from_slice(b"id: ");
-        out.extend_from_slice(id.as_bytes());
-        out.push(b'\n');
-    }
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(json);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
-}
-
-/// The priming event: an id (to resume from) and the retry delay, with empty data.
-pub(crate) fn priming(id: &str, retry: Duration) -> Bytes {
-    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
-}
-
-/// The 2024-11-05 `endpoint` event: where the client POSTs its messages.
-pub(crate) fn endpoint(url: &str) -> Bytes {
-    Bytes::from(format!("event: endpoint\ndata: {url}\n\n"))
-}
-
-/// A keep-alive comment, so that idle streams survive proxies and client timeouts.
-pub(crate) fn keep_alive() -> Bytes {
-    Bytes::from_static(b": keep-alive\n\n")
-}
+pub(crate) use crate::sse::{endpoint, keep_alive, message, EVENT_STREAM, KEEP_ALIVE_INTERVAL};
 
 /// A `text/event-stream` response whose body is what arrives on `body` (bounded: a reader that
 /// does not keep up is cut off, and the body fails, closing the connection); `keep` lives as long
