@@ -41,3 +41,19 @@ pub(crate) fn endpoint(url: &str) -> Bytes {
 pub(crate) fn keep_alive() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_framed_with_and_without_ids() {
+        assert_eq!(message(Some("3:1"), b"{}"), Bytes::from_static(b"id: 3:1\nevent: message\ndata: {}\n\n"));
+        assert_eq!(message(None, b"{}"), Bytes::from_static(b"event: message\ndata: {}\n\n"));
+        assert_eq!(priming("3:0", Duration::from_secs(3)), Bytes::from_static(b"id: 3:0\nretry: 3000\ndata: \n\n"));
+        assert_eq!(
+            endpoint("/messages?sessionId=ab"),
+            Bytes::from_static(b"event: endpoint\ndata: /messages?sessionId=ab\n\n")
+        );
+    }
+}

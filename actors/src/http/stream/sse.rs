@@ -47,17 +47,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn events_are_framed_with_and_without_ids() {
-        assert_eq!(message(Some("3:1"), b"{}"), Bytes::from_static(b"id: 3:1\nevent: message\ndata: {}\n\n"));
-        assert_eq!(message(None, b"{}"), Bytes::from_static(b"event: message\ndata: {}\n\n"));
-        assert_eq!(priming("3:0", Duration::from_secs(3)), Bytes::from_static(b"id: 3:0\nretry: 3000\ndata: \n\n"));
-        assert_eq!(
-            endpoint("/messages?sessionId=ab"),
-            Bytes::from_static(b"event: endpoint\ndata: /messages?sessionId=ab\n\n")
-        );
-    }
-
-    #[test]
     fn accept_lists_are_read_by_media_type_essence() {
         let req = |accept: &str| {
             actix_web::test::TestRequest::default().insert_header((header::ACCEPT, accept)).to_http_request()
