@@ -7,7 +7,6 @@
 //! task or channel is created per request.
 
 use actix_web::http::header::{self, HeaderMap, HeaderName};
-use std::sync::Arc;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use mcpd::jsonrpc::{self, ErrorCode, Message, Outgoing, Rejection, Request, RequestId};
@@ -23,6 +22,7 @@ use super::reply::{
     error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response, share_refused,
 };
 use super::stream::sse;
+use super::trace::carry_trace;
 use super::AppState;
 use crate::shares::Resource;
 use crate::tool_executor::execute;
@@ -34,23 +34,6 @@ static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(mcpd::headers::PRO
 static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
 static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
 static SESSION_ID: HeaderName = HeaderName::from_static(mcpd::headers::SESSION_ID);
-static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
-static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
-
-/// Puts the W3C trace context of the HTTP request (`traceparent`, `tracestate`) in the request's
-/// `_meta`, where handlers read it (the gateway forwards it to its remote), unless the request
-/// carries its own there. Without the header this is one lookup.
-pub(super) fn carry_trace(request: &mut Request, headers: &HeaderMap) {
-    let Some(parent) = headers.get(&TRACEPARENT).and_then(|v| v.to_str().ok()) else { return };
-    if request.params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
-        // A `_meta` that is not an object: left as it is (the request is refused for it or
-        // served without it).
-        return;
-    }
-    let state = headers.get(&TRACESTATE).and_then(|v| v.to_str().ok());
-    let meta = request.meta.get_or_insert_with(Default::default);
-    Arc::make_mut(meta).add_trace_context(parent, state);
-}
 
 /// The text value of the header with this lowercase name; the routing headers and
 /// `Authorization` are found by their ready-made names, any other (an `Mcp-Param-*`, an API key

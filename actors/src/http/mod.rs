@@ -28,6 +28,7 @@ mod reply;
 mod session;
 mod stateless;
 pub(crate) mod stream;
+mod trace;
 
 pub(crate) use body::SlowBodies;
 

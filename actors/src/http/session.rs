@@ -540,7 +540,7 @@ pub(super) async fn legacy_messages(
     if let Some(refused) = super::guard::tool_refusal(&request, caller.access.as_ref(), &state) {
         return refused;
     }
-    super::mcp::carry_trace(&mut request, req.headers());
+    super::trace::carry_trace(&mut request, req.headers());
     let Some(in_flight) = handle.shared.admit() else {
         return refuse_over_limit(&request, Method::parse(&request.method), &handle, &state);
     };
