@@ -69,3 +69,8 @@ pub use http::StatusExtras;
 pub use runtime::{Mcpd, RuntimeError};
 pub use shares::ShareConfig;
 pub use status::ListenerStatus;
+
+/// The guide's library page, whose examples `cargo test --doc` compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/library.md")]
+pub struct GuideLibrary;
