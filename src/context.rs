@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::catalog::BoxFuture;
+use crate::future::BoxFuture;
 use crate::jsonrpc::{ClientCapabilities, ErrorCode, ErrorObject, RequestMeta};
 use crate::version::ProtocolVersion;
 

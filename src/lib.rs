@@ -30,6 +30,7 @@ pub mod client;
 pub mod config;
 pub mod context;
 pub mod error;
+mod future;
 pub mod headers;
 pub mod jsonrpc;
 pub mod model;

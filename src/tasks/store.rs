@@ -13,7 +13,7 @@ use derive_more::{Display, Error};
 use serde_json::{Map, Value};
 
 use super::{iso8601_millis, new_task_id, now_millis, DetailedTask, Task, TaskStatus};
-use crate::catalog::BoxFuture;
+use crate::future::BoxFuture;
 
 /// Why a task could not be created.
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]

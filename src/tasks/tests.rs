@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::version::Era;
 
-fn now<T>(future: crate::catalog::BoxFuture<T>) -> T {
+fn now<T>(future: crate::future::BoxFuture<T>) -> T {
     future.now_or_never().expect("the memory store answers at once")
 }
 
