@@ -1,215 +1,23 @@
-//! JSON-RPC 2.0 envelopes: parsing with the exact error for each malformation, and serialization
-//! of the answers.
+//! Parsing a body: bytes in, an [`Incoming`] (one message or a batch) out, and every malformed
+//! input reported as a [`Rejection`] carrying the JSON-RPC error and, when it could be read, the
+//! request id to echo.
 //!
-//! This module knows nothing of MCP. It turns bytes into [`Incoming`] (one message or a batch)
-//! and reports every malformed input as a [`Rejection`] carrying the JSON-RPC error and, when it
-//! could be read, the request id to echo. The body is parsed once: a message object's members
-//! are read straight into their slots (no map is built for the envelope) and their
-//! [`serde_json::Value`]s moved, never cloned, into the typed envelopes. A request's `_meta` is
-//! the exception: it is kept as text and read for the members the runtime uses, never built as
-//! a map unless a handler asks for it ([`RequestMeta`]).
+//! The body is parsed once: a message object's members are read straight into their slots (no
+//! map is built for the envelope) and their [`serde_json::Value`]s moved, never cloned, into the
+//! typed messages. A request's `_meta` is the exception: it is kept as text and read for the
+//! members the runtime uses, never built as a map unless a handler asks for it ([`RequestMeta`]).
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{MapAccess, SeqAccess, Visitor};
-use serde::ser::SerializeStruct;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-mod meta;
-
-pub(crate) use meta::MetaMember;
-pub use meta::{ClientCapabilities, RequestMeta, TRACEPARENT, TRACESTATE};
-
-/// The `jsonrpc` member every message must carry.
-pub const JSONRPC_VERSION: &str = "2.0";
-
-/// A request id: a string or an integer, never `null` (MCP forbids null ids).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum RequestId {
-    /// An integer id.
-    Number(i64),
-    /// A string id.
-    String(Arc<str>),
-}
-
-impl fmt::Display for RequestId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RequestId::Number(n) => write!(f, "{n}"),
-            RequestId::String(s) => f.write_str(s),
-        }
-    }
-}
-
-impl From<i64> for RequestId {
-    fn from(n: i64) -> Self {
-        RequestId::Number(n)
-    }
-}
-
-impl From<&str> for RequestId {
-    fn from(s: &str) -> Self {
-        RequestId::String(Arc::from(s))
-    }
-}
-
-impl RequestId {
-    /// Reads an id from a JSON value: strings and integers only.
-    pub fn from_value(value: &Value) -> Option<RequestId> {
-        match value {
-            Value::String(s) => Some(RequestId::String(Arc::from(s.as_str()))),
-            Value::Number(n) => n.as_i64().map(RequestId::Number),
-            _ => None,
-        }
-    }
-}
-
-/// A JSON-RPC error code. The named constants cover JSON-RPC itself and the codes MCP defines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ErrorCode(pub i32);
-
-impl ErrorCode {
-    /// Invalid JSON was received.
-    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
-    /// The JSON sent is not a valid request object.
-    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
-    /// The method does not exist or is not available in this era.
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// Invalid method parameters (also: unknown tool, prompt or, from 2026-07-28, resource).
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
-    /// Internal error.
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// Implementation-defined: the request carried no valid key.
-    pub const UNAUTHORIZED: ErrorCode = ErrorCode(-32001);
-    /// MCP up to 2025-11-25: the resource does not exist.
-    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
-    /// MCP 2026-07-28: a routing header disagrees with the body or is missing.
-    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
-    /// MCP 2026-07-28: the request needs a client capability it did not declare.
-    pub const MISSING_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
-    /// MCP 2026-07-28: the protocol version is not implemented.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
-}
-
-impl fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// The `error` member of a JSON-RPC error response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorObject {
-    /// The error code.
-    pub code: ErrorCode,
-    /// A short human-readable description.
-    pub message: String,
-    /// Structured detail, when the protocol defines some.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-impl ErrorObject {
-    /// An error without data.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
-    }
-
-    /// Adds structured data.
-    #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-}
-
-impl fmt::Display for ErrorObject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for ErrorObject {}
-
-/// A request: it has an id and expects exactly one response.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    /// The id to echo in the response.
-    pub id: RequestId,
-    /// The method name.
-    pub method: String,
-    /// The params object (MCP params are always objects), without a `_meta` object: that is
-    /// [`Request::meta`].
-    pub params: Option<Map<String, Value>>,
-    /// The params' `_meta` object, kept apart ([`RequestMeta`]: what the runtime reads of it is
-    /// read once, the rest only when a handler asks). Use [`Request::new`] to build a request
-    /// whose params hold one.
-    pub meta: Option<Arc<RequestMeta>>,
-}
-
-impl Request {
-    /// A request; a `_meta` object among `params` is kept apart, as [`parse`] does.
-    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Map<String, Value>>) -> Request {
-        let (params, meta) = match params {
-            Some(params) => {
-                let (params, meta) = split_meta(params);
-                (Some(params), meta)
-            }
-            None => (None, None),
-        };
-        Request { id, method: method.into(), params, meta: meta.map(Arc::new) }
-    }
-
-    /// The params' `_meta` object.
-    pub fn meta(&self) -> Option<&RequestMeta> {
-        self.meta.as_deref()
-    }
-}
-
-/// `params` without a `_meta` object, and that object.
-fn split_meta(mut params: Map<String, Value>) -> (Map<String, Value>, Option<RequestMeta>) {
-    if !matches!(params.get("_meta"), Some(Value::Object(_))) {
-        return (params, None);
-    }
-    match params.shift_remove("_meta") {
-        Some(Value::Object(meta)) => (params, Some(RequestMeta::from_map(meta))),
-        _ => (params, None),
-    }
-}
-
-/// A notification: no id, never answered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notification {
-    /// The method name.
-    pub method: String,
-    /// The params object.
-    pub params: Option<Map<String, Value>>,
-}
-
-/// A response sent to us (the answer to a request we sent to the peer).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Response {
-    /// The id of the request it answers; absent only on an error whose request id was unreadable.
-    pub id: Option<RequestId>,
-    /// The result, or the error.
-    pub outcome: Result<Value, ErrorObject>,
-}
-
-/// One well-formed JSON-RPC message.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    /// A request.
-    Request(Request),
-    /// A notification.
-    Notification(Notification),
-    /// A response to one of our requests.
-    Response(Response),
-}
+use super::error::{ErrorCode, ErrorObject};
+use super::message::{split_meta, Message, Notification, Request, RequestId, Response, JSONRPC_VERSION};
+use super::meta::{self, RequestMeta};
 
 /// A parsed body: one message or a batch (an array) of them.
 #[derive(Debug, Clone, PartialEq)]
@@ -533,78 +341,6 @@ fn classify_response(id: Option<RequestId>, result: Option<Value>, error: Option
     Ok(Message::Response(Response { id, outcome }))
 }
 
-/// A response we send: borrowed parts serialized straight to bytes, without building a `Value`.
-#[derive(Debug, Clone, Copy)]
-pub enum Outgoing<'a> {
-    /// A success.
-    Result {
-        /// The request id.
-        id: &'a RequestId,
-        /// The result object.
-        result: &'a Value,
-    },
-    /// An error; `id` is serialized as `null` when absent.
-    Error {
-        /// The request id, when known.
-        id: Option<&'a RequestId>,
-        /// The error.
-        error: &'a ErrorObject,
-    },
-}
-
-impl Serialize for Outgoing<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Response", 3)?;
-        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
-        match self {
-            Outgoing::Result { id, result } => {
-                s.serialize_field("id", id)?;
-                s.serialize_field("result", result)?;
-            }
-            Outgoing::Error { id, error } => {
-                s.serialize_field("id", id)?;
-                s.serialize_field("error", error)?;
-            }
-        }
-        s.end()
-    }
-}
-
-impl Outgoing<'_> {
-    /// Serializes to compact JSON bytes.
-    pub fn to_vec(&self) -> Vec<u8> {
-        // Serializing these types cannot fail: every key is a string and no map has non-string keys.
-        serde_json::to_vec(self).unwrap_or_default()
-    }
-}
-
-/// Serializes a success response around any serializable result (a typed one is written straight
-/// out, with no `Value` built for it); the bytes are those of [`Outgoing::Result`].
-pub fn result_bytes<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Out<'a, R: ?Sized> {
-        jsonrpc: &'static str,
-        id: &'a RequestId,
-        result: &'a R,
-    }
-    // As for `Outgoing`: every key is a string, so serializing cannot fail.
-    serde_json::to_vec(&Out { jsonrpc: JSONRPC_VERSION, id, result }).unwrap_or_default()
-}
-
-/// Serializes a notification or a request that we send to the peer.
-pub fn outgoing_message(id: Option<&RequestId>, method: &str, params: Option<&Value>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Out<'a> {
-        jsonrpc: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        id: Option<&'a RequestId>,
-        method: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        params: Option<&'a Value>,
-    }
-    serde_json::to_vec(&Out { jsonrpc: JSONRPC_VERSION, id, method, params }).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -784,12 +520,5 @@ mod tests {
                 Ok(message) => assert!(!refused && Ok(message) == via_value(&deep), "depth {depth}"),
             }
         }
-    }
-
-    #[test]
-    fn outgoing_error_serializes_null_id() {
-        let e = ErrorObject::new(ErrorCode::PARSE_ERROR, "bad");
-        let v: Value = serde_json::from_slice(&Outgoing::Error { id: None, error: &e }.to_vec()).unwrap();
-        assert_eq!(v, json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}));
     }
 }
