@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::oauth::Granted;
+use super::granted::Granted;
 
 /// Most clients an access file may name (each is a label value of the metrics).
 pub const MAX_CLIENTS: usize = 1000;

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod challenge;
+mod granted;
 pub mod identity;
 pub mod oauth;
 pub mod scopes;

@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
+pub use super::granted::Granted;
 use super::scopes::ToolScopes;
 
 /// Default clock leeway for `exp` and `nbf`.
@@ -356,24 +357,6 @@ pub enum ScopeList {
     Many(Vec<String>),
     /// A string.
     One(String),
-}
-
-/// What a valid token grants: its scopes (and who, for the log's sake).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Granted {
-    /// The scopes.
-    pub scopes: Vec<String>,
-    /// The subject, when the token names one.
-    pub subject: Option<String>,
-    /// The issuer that vouched for it.
-    pub issuer: Option<String>,
-}
-
-impl Granted {
-    /// Whether every scope of `needed` is granted; the first missing one otherwise.
-    pub fn missing<'a>(&self, needed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-        needed.into_iter().find(|scope| !self.scopes.iter().any(|s| s == scope))
-    }
 }
 
 impl Claims {

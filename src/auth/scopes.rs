@@ -3,7 +3,7 @@
 //! every rule that matches it. The same rules decide `tools/call` (403 `insufficient_scope`
 //! naming what is missing) and `tools/list` (a caller sees only the tools it may call).
 
-use super::oauth::Granted;
+use super::granted::Granted;
 
 /// The per-tool scope rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
