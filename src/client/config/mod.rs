@@ -84,6 +84,7 @@
 
 mod document;
 mod error;
+mod fields;
 #[cfg(test)]
 mod fixtures;
 mod oauth;

@@ -21,7 +21,7 @@
 use serde_json::{json, Map, Value};
 
 use super::error::ConfigError;
-use super::resolve::text_field;
+use super::fields::text_field;
 
 /// The fields an `oauth` object may hold, in the order the messages list them.
 const FIELDS: [&str; 7] =

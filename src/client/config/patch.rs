@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::document::{compact, single_entry, ConfigDocument};
 use super::error::ConfigError;
-use super::resolve::{check_endpoint, display_name, is_header_value, AUTHORIZATION, PROTOCOL_VERSION_HEADER};
+use super::fields::{check_endpoint, is_header_value};
+use super::resolve::{display_name, AUTHORIZATION, PROTOCOL_VERSION_HEADER};
 use super::transport::{normalize_transport, Transport};
 use crate::version::ProtocolVersion;
 
