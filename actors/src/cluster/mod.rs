@@ -31,35 +31,30 @@
 //! The keys are secrets kept in Redis: reach Redis over loopback or a private network, with a
 //! password (`redis://:PASSWORD@host:port/`) or an ACL user; the status shows the URL without it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use derive_more::{Display, Error};
 use mcpd::McpServer;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::MetricType;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use serde_json::json;
 
 use mcpd::tasks::{StoreLimits, TaskStore};
 
-use crate::metrics::MoreMetrics;
 use crate::runtime::{Mcpd, RuntimeError};
 
+mod health;
 pub(crate) mod sessions;
 mod shares;
 mod tasks;
 
+use health::Health;
+pub use health::RETRY;
 use tasks::heartbeat_key;
 pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
 /// How often a connected instance reads the key ring again.
 pub const REFRESH: Duration = Duration::from_secs(5);
-/// How often an instance retries while Redis is down.
-pub const RETRY: Duration = Duration::from_secs(1);
 /// The default key rotation period.
 pub const DEFAULT_ROTATION: Duration = Duration::from_secs(24 * 3600);
 /// How long one Redis command (or connection attempt) may take.
@@ -100,81 +95,6 @@ impl ClusterConfig {
     /// Settings for `url` with the default rotation.
     pub fn new(url: impl Into<String>) -> Self {
         ClusterConfig { url: url.into(), rotation: DEFAULT_ROTATION }
-    }
-}
-
-/// What the status and `/metrics` show.
-#[derive(Debug)]
-struct Health {
-    /// The URL without its password.
-    url: String,
-    /// This instance's id.
-    instance: String,
-    up: AtomicBool,
-    errors: AtomicU64,
-    /// Whether the instance seals with the shared keys (false until Redis first answered).
-    shared_keys: AtomicBool,
-    epoch: AtomicU64,
-    last_error: Mutex<Option<String>>,
-}
-
-impl Health {
-    fn failed(&self, error: &redis::RedisError) {
-        self.errors.fetch_add(1, Relaxed);
-        let message = error.to_string();
-        if self.up.swap(false, Relaxed) || self.errors.load(Relaxed) == 1 {
-            let keys = if self.shared_keys.load(Relaxed) {
-                "the shared requestState keys in force are kept"
-            } else {
-                "requestState is sealed with this instance's own key until then"
-            };
-            log::warn!("cluster: Redis at {} is unreachable ({message}); retrying every {RETRY:?}, {keys}", self.url);
-        }
-        *self.last_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(message);
-    }
-
-    fn succeeded(&self, epoch: u64) {
-        if !self.up.swap(true, Relaxed) {
-            log::info!("cluster: Redis at {} is up; requestState keys of epoch {epoch} shared", self.url);
-        }
-        self.shared_keys.store(true, Relaxed);
-        self.epoch.store(epoch, Relaxed);
-    }
-
-    fn status(&self) -> serde_json::Value {
-        json!({
-            "cluster": {
-                "redis": self.url,
-                "instance": self.instance,
-                "up": self.up.load(Relaxed),
-                "errors": self.errors.load(Relaxed),
-                "requestStateKeys": if self.shared_keys.load(Relaxed) { "shared" } else { "local" },
-                "keyEpoch": self.epoch.load(Relaxed),
-                "lastError": *self.last_error.lock().unwrap_or_else(PoisonError::into_inner),
-            }
-        })
-    }
-}
-
-impl MoreMetrics for Arc<Health> {
-    fn encode(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let up = encoder.encode_descriptor(
-            "mcpd_redis_up",
-            "Whether the last Redis command succeeded (cluster mode)",
-            None,
-            MetricType::Gauge,
-        )?;
-        ConstGauge::new(i64::from(self.up.load(Relaxed))).encode(up)?;
-        let errors =
-            encoder.encode_descriptor("mcpd_redis_errors", "Redis commands that failed", None, MetricType::Counter)?;
-        ConstCounter::new(self.errors.load(Relaxed)).encode(errors)?;
-        let shared = encoder.encode_descriptor(
-            "mcpd_request_state_keys_shared",
-            "Whether requestState is sealed with the key ring shared through Redis",
-            None,
-            MetricType::Gauge,
-        )?;
-        ConstGauge::new(i64::from(self.shared_keys.load(Relaxed))).encode(shared)
     }
 }
 
@@ -225,15 +145,7 @@ impl Cluster {
         let mut id = [0u8; 8];
         getrandom::fill(&mut id).map_err(|e| ClusterError::BadUrl { url: url.clone(), reason: e.to_string() })?;
         let instance: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let health = Arc::new(Health {
-            url,
-            instance: instance.clone(),
-            up: AtomicBool::new(false),
-            errors: AtomicU64::new(0),
-            shared_keys: AtomicBool::new(false),
-            epoch: AtomicU64::new(0),
-            last_error: Mutex::new(None),
-        });
+        let health = Arc::new(Health::new(url, instance.clone()));
         let options = server.options().tasks;
         let limits = StoreLimits { max_tasks: options.max_tasks, max_per_owner: options.max_per_client };
         let tasks = RedisTaskStore::new(connection.clone(), limits, instance);

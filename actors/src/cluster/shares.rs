@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::Health;
+use super::health::Health;
 use crate::session::SessionRegistry;
 
 /// How often the counts are written and read.
