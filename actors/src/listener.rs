@@ -11,7 +11,7 @@
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix::{Actor, ActorContext, ActorFutureExt as _, AtomicResponse, Context, Handler, Message, WrapFuture as _};
@@ -22,6 +22,7 @@ use derive_more::{Display, Error};
 use mcpd::config::ListenerSettings;
 use mcpd::McpServer;
 
+use crate::cluster::sessions::SharedSessions;
 use crate::config::{ConnectionLimits, ListenerConfig};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::http::{self, AppState};
@@ -78,6 +79,8 @@ pub(crate) struct Listener {
     extras: Option<crate::http::StatusExtras>,
     /// The tasks (the tasks extension), when enabled.
     tasks: Option<Tasks>,
+    /// Cluster mode: the shared sessions (set once, whenever cluster mode starts).
+    cluster: Arc<OnceLock<Arc<SharedSessions>>>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -111,7 +114,15 @@ impl Listener {
             running: None,
             extras: None,
             tasks,
+            cluster: Arc::default(),
         }
+    }
+
+    /// Serves the shared sessions `cluster` will hold once cluster mode starts.
+    #[must_use]
+    pub(crate) fn sharing(mut self, cluster: Arc<OnceLock<Arc<SharedSessions>>>) -> Self {
+        self.cluster = cluster;
+        self
     }
 
     /// Takes the running endpoint, if any; the future stops it gracefully.
@@ -173,6 +184,7 @@ impl Listener {
             status: self.status.clone(),
             metrics: self.metrics.clone(),
             sessions: self.sessions.clone(),
+            cluster: self.cluster.clone(),
             session_config: config.sessions,
             counts: self.counts.clone(),
             extras: self.extras.clone(),

@@ -1,12 +1,13 @@
 //! `Mcpd`: the library API over the actor tree — start, stop, sync with persisted settings,
 //! status and close — for embedding mcpd in another program or a test.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix::{Actor, Addr, MailboxError};
 use derive_more::{Display, Error, From};
 use mcpd::McpServer;
 
+use crate::cluster::sessions::SharedSessions;
 use crate::config::ListenerConfig;
 use crate::counts::ActorCounts;
 use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopListener, SyncWithSettings};
@@ -37,6 +38,9 @@ pub struct Mcpd {
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
     sessions: Arc<SessionRegistry>,
+    /// Cluster mode: the shared sessions, for the HTTP edge (the registry holds them as its
+    /// session store).
+    cluster: Arc<OnceLock<Arc<SharedSessions>>>,
     tasks: Option<Tasks>,
 }
 
@@ -94,11 +98,13 @@ impl Mcpd {
             metrics.set_task_counts(Arc::new(move || reader.counts_now()));
             tasks
         });
+        let cluster = Arc::new(OnceLock::new());
         let listener =
             Listener::new(server, base, warnings, counts.clone(), metrics.clone(), sessions.clone(), tasks.clone())
+                .sharing(cluster.clone())
                 .start();
         let supervisor = Supervisor::new(counts.clone(), listener.clone(), sessions.clone()).start();
-        Mcpd { supervisor, listener, counts, metrics, sessions, tasks }
+        Mcpd { supervisor, listener, counts, metrics, sessions, cluster, tasks }
     }
 
     /// Adds fields to the status JSON (each call adds to those of the calls before; and, through
@@ -124,6 +130,13 @@ impl Mcpd {
     /// The session registry (cluster mode shares it through Redis).
     pub(crate) fn sessions(&self) -> &Arc<SessionRegistry> {
         &self.sessions
+    }
+
+    /// Cluster mode: sessions from now on are shared through `shared` (set once) — the
+    /// registry's session store, and what the HTTP edge creates, adopts and deletes sessions in.
+    pub(crate) fn share_sessions(&self, shared: Arc<SharedSessions>) {
+        self.sessions.share(shared.clone());
+        let _ = self.cluster.set(shared);
     }
 
     /// How many streamable-HTTP sessions are alive.

@@ -50,7 +50,6 @@ mod tasks;
 
 use health::Health;
 pub use health::RETRY;
-use tasks::heartbeat_key;
 pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
 /// How often a connected instance reads the key ring again.
@@ -183,8 +182,8 @@ impl Cluster {
             Arc::downgrade(runtime.sessions()),
             runtime.tasks().cloned(),
         ));
-        sessions::start_bus(&shared, self.client.clone());
-        runtime.sessions().share(shared);
+        shared.start_bus(self.client.clone());
+        runtime.share_sessions(shared);
         actix_rt::spawn(keep_keys(self.connection.clone(), self.server.clone(), self.rotation, health.clone()));
         let (instance, registry) = (health.instance.clone(), Arc::downgrade(runtime.sessions()));
         actix_rt::spawn(shares::sync(self.connection.clone(), instance, registry, health.clone()));

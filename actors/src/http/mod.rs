@@ -32,7 +32,7 @@ mod trace;
 
 pub(crate) use body::SlowBodies;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -44,6 +44,7 @@ use mcpd::jsonrpc::ErrorCode;
 use mcpd::server::SessionSupport;
 use mcpd::McpServer;
 
+use crate::cluster::sessions::SharedSessions;
 use crate::config::{ConnectionLimits, Limits, SessionConfig, TransportMode};
 use crate::counts::ActorCounts;
 use crate::metrics::Metrics;
@@ -76,6 +77,8 @@ pub(crate) struct AppState {
     pub metrics: Arc<Metrics>,
     /// Live sessions.
     pub sessions: Arc<SessionRegistry>,
+    /// Cluster mode: the shared sessions (set when cluster mode starts; [`AppState::cluster`]).
+    pub cluster: Arc<OnceLock<Arc<SharedSessions>>>,
     /// Session settings.
     pub session_config: SessionConfig,
     /// Actor counts (sessions and executors started here count themselves).
@@ -92,6 +95,11 @@ pub(crate) struct AppState {
 pub type StatusExtras = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
 
 impl AppState {
+    /// The sessions shared through Redis, in cluster mode.
+    fn cluster(&self) -> Option<&Arc<SharedSessions>> {
+        self.cluster.get()
+    }
+
     /// Whether this endpoint keeps sessions.
     fn sessions(&self) -> SessionSupport {
         match self.mode {

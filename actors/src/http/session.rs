@@ -116,7 +116,7 @@ fn start_session(
     if let Some(share) = share {
         shared = shared.holding(share);
     }
-    if let Some(cluster) = state.sessions.cluster().filter(|_| !legacy_sse) {
+    if let Some(cluster) = state.cluster().filter(|_| !legacy_sse) {
         shared = shared.numbered_from(i64::try_from(cluster.number_base()).unwrap_or(1) + 1);
     }
     let shared = Arc::new(shared);
@@ -157,7 +157,7 @@ async fn find_any_session(state: &AppState, id: &str) -> Result<SessionHandle, H
     if let Some(handle) = state.sessions.get(id) {
         return Ok(handle);
     }
-    let Some(cluster) = state.sessions.cluster() else { return Err(session_not_found()) };
+    let Some(cluster) = state.cluster() else { return Err(session_not_found()) };
     let record = match cluster.load(id).await {
         Ok(Some(record)) => record,
         Ok(None) => return Err(session_not_found()),
@@ -208,7 +208,7 @@ pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -
         Err(SpawnError::Share(refusal)) => return share_refused(Some(&request.id), &refusal),
         Err(error) => return error.response(),
     };
-    if let Some(cluster) = state.sessions.cluster() {
+    if let Some(cluster) = state.cluster() {
         let id = handle.shared.id().as_str();
         let owner = handle.shared.owner();
         if let Err(error) = cluster.create(id, &negotiated, owner, state.session_config.idle_timeout).await {
@@ -248,7 +248,7 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
         Message::Request(request) => return Some(request),
         Message::Notification(notification) => {
             route_notification(&handle.executor, &notification);
-            if let (Some(cluster), Some(id)) = (state.sessions.cluster(), cancelled_request(&notification)) {
+            if let (Some(cluster), Some(id)) = (state.cluster(), cancelled_request(&notification)) {
                 // The request may run on another instance: every instance holding the session
                 // cancels it if it runs there.
                 cluster.forward_cancel(handle.shared.id().as_str(), &id);
@@ -256,7 +256,7 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
         }
         Message::Response(response) => {
             if let Some(id) = &response.id {
-                if let Some(cluster) = state.sessions.cluster() {
+                if let Some(cluster) = state.cluster() {
                     if !handle.shared.awaits(id) {
                         cluster.forward_answer(handle.shared.id().as_str(), id, &response.outcome);
                         return None;
@@ -282,7 +282,7 @@ async fn session_method(
     state: &AppState,
     access: Option<&Access>,
 ) -> Option<Result<Reply, ProtocolError>> {
-    let cluster = state.sessions.cluster().filter(|_| handle.shared.negotiated().is_some());
+    let cluster = state.cluster().filter(|_| handle.shared.negotiated().is_some());
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
         let change = match change {
             Ok(change) => change,
@@ -442,7 +442,7 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     let (tx, rx) = queue::events(QueueLimits::from(&state.limits), what, state.metrics.edge().clone());
     let remote = last_event_id.as_deref().and_then(crate::session::stream::parse_event_id);
     let resumed = handle.session.send(Resume { last_event_id, sender: tx.clone() }).await;
-    let resumed = match (resumed, state.sessions.cluster(), remote) {
+    let resumed = match (resumed, state.cluster(), remote) {
         (Ok(Err(ResumeError::UnknownEvent(last))), Some(cluster), Some((stream, after))) => {
             // Cluster mode: a stream another instance sends, resumed from Redis.
             match cluster.resume(handle.shared.id().as_str(), stream, after, tx).await {
@@ -469,7 +469,7 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
         Ok(handle) => handle,
         Err(response) => return response,
     };
-    if let Some(cluster) = state.sessions.cluster() {
+    if let Some(cluster) = state.cluster() {
         if let Err(error) = cluster.delete(handle.shared.id().as_str(), state.session_config.idle_timeout).await {
             return unreachable_response(&error);
         }

@@ -8,11 +8,16 @@
 //! session's `ToolExecutor` and read [`SessionShared`] directly.
 //!
 //! Handles `OpenStream`, `Emit`, `Resume`, `DetachStream`, `ChangeSubscription`, `Reconcile`,
-//! `Reconciled`, `CatalogChanged` and `Stop`.
+//! `RecordNews`, `CatalogChanged` and `Stop`.
+//!
+//! In cluster mode a session is a copy of one shared through a [`SessionStore`] (the interface
+//! is [`store`]'s, so the actor depends on no store's engine): it numbers its streams from the
+//! store's base, writes its events to the store's [`EventLog`], and keeps its record fresh.
 
 pub(crate) mod end;
 mod registry;
 mod shared;
+pub(crate) mod store;
 pub(crate) mod stream;
 
 pub(crate) use end::EndReason;
@@ -25,15 +30,14 @@ use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
 use mcpd::catalog::{CatalogEvent, LiveCatalog};
-use mcpd::context::LogLevel;
 use mcpd::server::{Interest, Subscription};
 
-use crate::cluster::sessions::{EventWriter, RecordCopy, SharedSessions};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::metrics::Metrics;
 use crate::queue::EventSender;
 use crate::sse::KEEP_ALIVE_INTERVAL;
 use crate::tool_executor::{StopExecutor, ToolExecutor};
+use store::{EventLog, RecordCopy, RecordNews, SessionStore};
 use stream::{Stream, STANDALONE};
 
 /// Cluster mode: the longest a session's copy stays idle on an instance.
@@ -52,7 +56,7 @@ pub(crate) struct Session {
     metrics: Arc<Metrics>,
     idle_timeout: Duration,
     /// How long this copy stays idle before it ends: the idle time, or in cluster mode at most
-    /// [`COPY_IDLE`] (the record in Redis keeps the session; a copy is re-adopted on demand).
+    /// [`COPY_IDLE`] (the store's record keeps the session; a copy is re-adopted on demand).
     local_idle: Duration,
     streams: HashMap<u64, Stream>,
     next_stream: u64,
@@ -63,10 +67,10 @@ pub(crate) struct Session {
     last_keep_alive: Instant,
     end: Option<EndReason>,
     legacy_sse: bool,
-    /// Cluster mode: the shared sessions, this session's event writer (made on first event),
-    /// and when its record was last refreshed.
-    cluster: Option<Arc<SharedSessions>>,
-    writer: Option<EventWriter>,
+    /// Cluster mode: the session store, this session's event log (made on first event), and
+    /// when its record was last refreshed.
+    cluster: Option<Arc<dyn SessionStore>>,
+    writer: Option<Box<dyn EventLog>>,
     refreshed: Instant,
     /// The standalone stream's number (0, or this instance's first number in cluster mode).
     standalone_id: u64,
@@ -83,7 +87,7 @@ impl Session {
         idle_timeout: Duration,
         catalog: Arc<LiveCatalog>,
     ) -> Self {
-        let cluster = registry.cluster().cloned();
+        let cluster = registry.store().cloned();
         let standalone_id = cluster.as_ref().map_or(STANDALONE, |c| c.number_base());
         let local_idle = if cluster.is_some() { idle_timeout.min(COPY_IDLE) } else { idle_timeout };
         Session {
@@ -152,11 +156,12 @@ impl Session {
         self.streams.retain(|id, s| *id == standalone || !s.spent());
     }
 
-    /// Cluster mode: refreshes the session's record in Redis when the session was used since
-    /// the last refresh (always when `force`d, after the bus was down: then the copy also takes
-    /// the record's log level and subscriptions, see [`Reconciled`]); the record is written again
-    /// if Redis lost it, and this copy ends if the session was deleted meanwhile (a DELETE whose
-    /// bus message it missed). Not for the 2024-11-05 transport, whose sessions are not shared.
+    /// Cluster mode: refreshes the session's record in the store when the session was used since
+    /// the last refresh (always when `force`d, after the store's news were lost: then the copy
+    /// also takes the record's log level and subscriptions, see [`RecordNews::Reconciled`]); the
+    /// record is written again if the store lost it, and this copy ends if the session was
+    /// deleted meanwhile (a DELETE whose news it missed). Not for the 2024-11-05 transport, whose
+    /// sessions are not shared.
     fn refresh_record(&mut self, ctx: &mut Context<Self>, force: bool) {
         let Some(cluster) = &self.cluster else { return };
         if self.legacy_sse {
@@ -173,7 +178,8 @@ impl Session {
             subscriptions: self.interest.uris().to_vec(),
             owner: self.shared.owner().cloned(),
         };
-        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, ctx.address(), force);
+        let news = ctx.address().recipient();
+        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, news, force);
         self.refreshed = Instant::now();
     }
 
@@ -201,13 +207,13 @@ impl Session {
         }
     }
 
-    /// Cluster mode: this session's event writer.
-    fn writer(&mut self) -> Option<&EventWriter> {
+    /// Cluster mode: this session's event log.
+    fn writer(&mut self) -> Option<&dyn EventLog> {
         let cluster = self.cluster.as_ref()?;
         if self.writer.is_none() {
             self.writer = Some(cluster.writer(self.shared.id().as_str(), self.idle_timeout));
         }
-        self.writer.as_ref()
+        self.writer.as_deref()
     }
 }
 
@@ -252,8 +258,8 @@ impl Handler<OpenStream> for Session {
         let mut stream = Stream::default();
         stream.attach(id, msg.sender, true);
         self.streams.insert(id, stream);
-        if let (Some(cluster), Some(writer)) = (self.cluster.clone(), self.writer()) {
-            cluster.open_stream(writer, id, msg.request.as_ref());
+        if let Some(writer) = self.writer() {
+            writer.open_stream(id, msg.request.as_ref());
         }
         let parked = self.streams.iter().filter(|(_, s)| s.finished() && !s.attached()).count();
         if parked > MAX_PARKED_STREAMS {
@@ -406,8 +412,8 @@ impl Handler<CatalogChanged> for Session {
     }
 }
 
-/// Cluster mode: check the session's record now (the bus was down: a DELETE or a Redis restart
-/// may have been missed).
+/// Cluster mode: check the session's record now (the store's news were lost: a DELETE or a
+/// lost record may have been missed).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(crate) struct Reconcile;
@@ -421,30 +427,29 @@ impl Handler<Reconcile> for Session {
     }
 }
 
-/// Cluster mode: what the session's record says after a [`Reconcile`]; the copy takes its log
-/// level and subscriptions (changes made elsewhere while this instance's bus was down).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub(crate) struct Reconciled {
-    /// The level `logging/setLevel` set (a level is never unset: none leaves this copy's).
-    pub log_level: Option<LogLevel>,
-    /// The subscribed resource URIs.
-    pub subscriptions: Vec<String>,
-}
-
-impl Handler<Reconciled> for Session {
+/// Cluster mode: what the store found refreshing the record. Deleted elsewhere, the copy ends;
+/// after a [`Reconcile`], it takes the record's log level and subscriptions.
+impl Handler<RecordNews> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Reconciled, _ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: RecordNews, ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
-        if let Some(level) = msg.log_level.filter(|level| self.shared.log_level() != Some(*level)) {
+        let (log_level, subscriptions) = match msg {
+            RecordNews::Deleted => {
+                self.end = Some(EndReason::Deleted);
+                ctx.stop();
+                return;
+            }
+            RecordNews::Reconciled { log_level, subscriptions } => (log_level, subscriptions),
+        };
+        if let Some(level) = log_level.filter(|level| self.shared.log_level() != Some(*level)) {
             self.shared.set_log_level(level);
         }
         let held = self.interest.uris().to_vec();
-        for uri in held.iter().filter(|uri| !msg.subscriptions.contains(uri)) {
+        for uri in held.iter().filter(|uri| !subscriptions.contains(uri)) {
             self.interest.apply_counted(Subscription::Unsubscribe(uri.clone()), &self.catalog);
         }
-        for uri in msg.subscriptions.into_iter().filter(|uri| !held.contains(uri)) {
+        for uri in subscriptions.into_iter().filter(|uri| !held.contains(uri)) {
             self.interest.apply_counted(Subscription::Subscribe(uri), &self.catalog);
         }
     }

@@ -3,6 +3,11 @@
 //! It also keeps each identity's share of the capacity ([`crate::shares`]), and, when the cap is
 //! reached and the operator allows it, ends an idle session of the identity holding the most
 //! ([`SessionRegistry::evict_idle`]).
+//!
+//! In cluster mode it holds the session store ([`SessionStore`], the interface sessions share
+//! through), and it is where the store reaches this instance's copies: what another instance did
+//! to a session ([`SessionRegistry::tell`]) and a check of every copy's record
+//! ([`SessionRegistry::reconcile_all`]), so that the store never handles a session actor.
 
 use std::sync::{Arc, OnceLock};
 
@@ -10,13 +15,13 @@ use actix::Addr;
 use dashmap::DashMap;
 
 use super::shared::{SessionId, SessionShared};
-use super::Session;
-use crate::cluster::sessions::SharedSessions;
+use super::store::{CopyNews, SessionStore};
+use super::{ChangeSubscription, EndReason, Reconcile, Session, Stop};
 use crate::shares::Shares;
+use crate::tool_executor::{Cancel, ToolExecutor};
 
 /// How long a session must have been idle to be ended for room.
 const EVICTABLE_AFTER_MS: u64 = 1000;
-use crate::tool_executor::ToolExecutor;
 
 /// What a request handler needs of a session.
 #[derive(Debug, Clone)]
@@ -34,8 +39,8 @@ pub(crate) struct SessionHandle {
 pub(crate) struct SessionRegistry {
     sessions: DashMap<Arc<str>, SessionHandle>,
     max: usize,
-    /// Cluster mode: sessions shared through Redis.
-    shared: OnceLock<Arc<SharedSessions>>,
+    /// Cluster mode: the store sessions are shared through.
+    store: OnceLock<Arc<dyn SessionStore>>,
     /// Each identity's share of sessions, streams and requests in flight.
     shares: Shares,
 }
@@ -43,7 +48,7 @@ pub(crate) struct SessionRegistry {
 impl SessionRegistry {
     /// An empty registry admitting at most `max` sessions.
     pub(crate) fn new(max: usize) -> Self {
-        SessionRegistry { sessions: DashMap::new(), max, shared: OnceLock::new(), shares: Shares::default() }
+        SessionRegistry { sessions: DashMap::new(), max, store: OnceLock::new(), shares: Shares::default() }
     }
 
     /// Each identity's share of the capacity.
@@ -70,18 +75,44 @@ impl SessionRegistry {
         let Some((_, handle)) = idle else { return false };
         log::info!("session {} ended to make room: its owner holds the most sessions", handle.shared.id());
         self.remove(handle.shared.id());
-        handle.session.do_send(super::Stop { reason: super::EndReason::Expired });
+        handle.session.do_send(Stop { reason: EndReason::Expired });
         true
     }
 
-    /// Cluster mode: sessions from now on are shared through Redis (set once).
-    pub(crate) fn share(&self, shared: Arc<SharedSessions>) {
-        let _ = self.shared.set(shared);
+    /// Cluster mode: sessions from now on are shared through `store` (set once).
+    pub(crate) fn share(&self, store: Arc<dyn SessionStore>) {
+        let _ = self.store.set(store);
     }
 
-    /// The shared sessions, in cluster mode.
-    pub(crate) fn cluster(&self) -> Option<&Arc<SharedSessions>> {
-        self.shared.get()
+    /// The store sessions are shared through, in cluster mode.
+    pub(crate) fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.store.get()
+    }
+
+    /// What another instance did to session `id`, applied to the copy held here (nothing when
+    /// none is): an answer resolves the request awaiting it, a cancellation goes to the
+    /// executor, an end removes and stops the copy, a level or subscription is taken.
+    pub(crate) fn tell(&self, id: &str, news: CopyNews) {
+        let Some(handle) = self.get(id) else { return };
+        match news {
+            CopyNews::Answer { id, outcome } => {
+                handle.shared.resolve(&id, outcome);
+            }
+            CopyNews::Cancel(id) => handle.executor.do_send(Cancel { id }),
+            CopyNews::End => {
+                self.remove(handle.shared.id());
+                handle.session.do_send(Stop { reason: EndReason::Deleted });
+            }
+            CopyNews::Level(level) => handle.shared.set_log_level(level),
+            CopyNews::Subscription(change) => handle.session.do_send(ChangeSubscription(change)),
+        }
+    }
+
+    /// Every copy held here checks its record now (the store's news were lost meanwhile).
+    pub(crate) fn reconcile_all(&self) {
+        for handle in self.handles() {
+            handle.session.do_send(Reconcile);
+        }
     }
 
     /// The session with this id, or the one `make` starts and registers when there is none
