@@ -1,7 +1,8 @@
 //! Running one command: spawned directly (never through a shell unless the caller built an
 //! `sh -c` argv), in its own process group, with an empty environment plus what the caller
 //! passes, stdin closed, stdout and stderr captured, under a time limit, in a working directory
-//! held open ([`WorkDir`]).
+//! held open ([`WorkDir`]); and how an argv is shown in the messages about it
+//! ([`display_argv`]), one way for every caller of this file.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -73,6 +74,20 @@ pub(super) struct Invocation {
     pub(super) timeout: Duration,
     /// The whole environment of the command (nothing else is inherited).
     pub(super) env: Vec<(OsString, OsString)>,
+}
+
+/// Quotes argv for display (not for a shell).
+pub(super) fn display_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
+                a.clone()
+            } else {
+                format!("{a:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What came out: stdout and stderr merged, in the order their chunks were read.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::declared::{parse_element, Piece};
 use super::exec::{self, Invocation};
-use super::{environment, working_directory, CommandOptions};
+use super::options::{environment, working_directory, CommandOptions};
 use crate::tools::paths::ProjectRoot;
 
 /// A checked fixed command.

@@ -26,14 +26,20 @@
 //! (`logId`) that `read_command_log` pages through. The last [`CommandOptions::max_logs`]
 //! logs are kept; older ones are forgotten. A non-zero exit, a signal or a timeout is
 //! `isError: true` (the structured result is still there).
+//!
+//! This file registers the tools and reads their calls; the rest is a file per job, each
+//! imported from here and none importing this one: `options` (the options, a command's
+//! environment and working directory), `exec` (running one command), `logs` (the kept logs),
+//! `declared` (the declarations file and argv templates), `template` and `fixed` (commands run
+//! for declared prompts and resources).
 
 mod declared;
 mod exec;
 mod fixed;
 mod logs;
+mod options;
 mod template;
 
-use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -46,55 +52,14 @@ use serde_json::{json, Map, Value};
 pub use declared::{load_declarations, load_declared, Declarations, DeclaredTool};
 pub(crate) use declared::{parse_element, Piece};
 pub use fixed::FixedCommand;
+pub use options::{CommandOptions, DEFAULT_ENV_ALLOW, SESSION_ENV};
 pub(crate) use template::{run_template, TemplateRun};
 
 use super::paths::ProjectRoot;
 use declared::Compiled;
-use exec::{Invocation, Outcome, WorkDir};
+use exec::{display_argv, Invocation, Outcome};
 use logs::{CommandLog, LogStore};
-
-/// The variable that carries the session id to a command run for a call in a session.
-pub const SESSION_ENV: &str = "MCPD_SESSION_ID";
-
-/// The variables passed through by default.
-pub const DEFAULT_ENV_ALLOW: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
-
-/// How the command tools behave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandOptions {
-    /// Offer `run_command` (any program). Declared tools are offered regardless.
-    pub enabled: bool,
-    /// Let `run_command` take a `shell` command line (run with `sh -c`).
-    pub allow_shell: bool,
-    /// The only environment variables a command sees (from the server's environment, or set by
-    /// the call).
-    pub env_allow: Vec<String>,
-    /// The time limit when the call gives none.
-    pub default_timeout: Duration,
-    /// The longest time limit a call may ask for.
-    pub max_timeout: Duration,
-    /// How much of the output's end a result carries.
-    pub max_output_bytes: usize,
-    /// How much of each command's output is kept for `read_command_log` (its beginning).
-    pub max_log_bytes: usize,
-    /// How many logs are kept (the oldest is forgotten first).
-    pub max_logs: usize,
-}
-
-impl Default for CommandOptions {
-    fn default() -> Self {
-        CommandOptions {
-            enabled: false,
-            allow_shell: false,
-            env_allow: DEFAULT_ENV_ALLOW.iter().map(|s| (*s).to_owned()).collect(),
-            default_timeout: Duration::from_secs(60),
-            max_timeout: Duration::from_secs(600),
-            max_output_bytes: 16 * 1024,
-            max_log_bytes: 8 * 1024 * 1024,
-            max_logs: 32,
-        }
-    }
-}
+use options::{environment, session_environment, working_directory};
 
 /// The default and largest page of `read_command_log`.
 const DEFAULT_PAGE: usize = 64 * 1024;
@@ -341,55 +306,6 @@ fn declared_definition(tool: &DeclaredTool) -> Tool {
     definition
 }
 
-/// The environment of a command: the allow-listed variables of the server's environment, then
-/// the call's own values (allow-listed names only).
-fn environment(options: &CommandOptions, requested: &[(String, String)]) -> Result<Vec<(OsString, OsString)>, String> {
-    let refused: Vec<&str> =
-        requested.iter().map(|(k, _)| k.as_str()).filter(|k| !options.env_allow.iter().any(|a| a == k)).collect();
-    if !refused.is_empty() {
-        return Err(format!(
-            "environment variables not allowed: {} (allowed: {})",
-            refused.join(", "),
-            options.env_allow.join(", ")
-        ));
-    }
-    let mut env: Vec<(OsString, OsString)> = Vec::new();
-    for name in &options.env_allow {
-        if let Some((_, value)) = requested.iter().find(|(k, _)| k == name) {
-            env.push((name.into(), value.into()));
-        } else if let Some(value) = std::env::var_os(name) {
-            env.push((name.into(), value));
-        }
-    }
-    Ok(env)
-}
-
-/// The environment of a declared command: the allow-listed variables, and `MCPD_SESSION_ID`
-/// exactly when the call is in a session (never passed through from the server's own).
-fn session_environment(options: &CommandOptions, session: Option<&str>) -> Result<Vec<(OsString, OsString)>, String> {
-    let mut env = environment(options, &[])?;
-    env.retain(|(name, _)| name != SESSION_ENV);
-    if let Some(id) = session {
-        env.push((SESSION_ENV.into(), id.into()));
-    }
-    Ok(env)
-}
-
-fn working_directory(root: &ProjectRoot, cwd: Option<&str>) -> Result<WorkDir, String> {
-    let given = cwd.unwrap_or(".");
-    let inside = root.existing(given).map_err(|e| format!("cwd: {e}"))?;
-    if !root.dir().metadata(inside.path()).is_ok_and(|meta| meta.is_dir()) {
-        return Err(format!("cwd: {given:?} is not a directory"));
-    }
-    WorkDir::open(root, &inside).map_err(|e| {
-        if crate::tools::paths::is_escape(&e) {
-            format!("cwd: {}", crate::tools::paths::PathError::Outside { path: given.to_owned() })
-        } else {
-            format!("cwd: cannot open {given:?}: {e}")
-        }
-    })
-}
-
 /// Reads `run_command`'s arguments.
 fn parse_run(shared: &Shared, args: &Map<String, Value>) -> Result<Invocation, String> {
     let options = &shared.options;
@@ -498,20 +414,6 @@ async fn run_declared(
     let env = session_environment(&shared.options, session).map_err(|e| ToolError::failed(format!("{name}: {e}")))?;
     let timeout = compiled.timeout.unwrap_or(shared.options.default_timeout);
     run(shared, Invocation { argv, cwd, timeout, env }).await
-}
-
-/// Quotes argv for display (not for a shell).
-fn display_argv(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
-                a.clone()
-            } else {
-                format!("{a:?}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 async fn run(shared: &Shared, invocation: Invocation) -> Result<CallToolResult, ToolError> {

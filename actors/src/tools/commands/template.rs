@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::exec::{self, Invocation, Outcome, Split};
-use super::{declared, display_argv, session_environment, working_directory, CommandOptions, Piece};
+use super::declared::{self, Piece};
+use super::exec::{self, display_argv, Invocation, Outcome, Split};
+use super::options::{session_environment, working_directory, CommandOptions};
 use crate::tools::paths::ProjectRoot;
 
 /// A command run for another module (a declared prompt): an argv template (see
