@@ -40,7 +40,9 @@ use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, Resourc
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::{clipped, marked, shown, Gateway, SEPARATOR, SKIPPED_SHOWN};
+use super::health::SKIPPED_SHOWN;
+use super::servers::{clipped, marked, shown, SEPARATOR};
+use super::Gateway;
 use crate::client::{ClientError, Listable};
 use crate::panics::{self, Site};
 
@@ -578,7 +580,7 @@ impl Gateway {
             .unwrap_or_else(|panic| Err(ClientError::from(panic)));
         match outcome {
             Ok(mut answer) => {
-                self.mark_up(server);
+                self.health.mark_up(server);
                 if let Value::Object(answer) = &mut answer {
                     // The remote's own bookkeeping is not this server's answer.
                     answer.remove("resultType");
@@ -587,7 +589,7 @@ impl Gateway {
             }
             Err(error) => {
                 if !matches!(error, ClientError::Rpc { .. }) {
-                    self.mark_down(server, &error);
+                    self.health.mark_down(server, &error);
                 }
                 Err(protocol_error(server, error, uri))
             }

@@ -1,0 +1,135 @@
+//! The servers file and the names the gateway gives: [`load_servers`] reads a desktop-host
+//! `mcpServers` file into records, [`prefix_for`] makes a server's name the prefix of what it
+//! exports (`<prefix>__<name>`, [`SEPARATOR`]), and an exported entry is named and marked with
+//! its server here (tools here, prompts in `federation`).
+//!
+//! These are rules with no state: every other part of the gateway (the reload, the federation,
+//! the tools' listing) takes them from this file, which takes nothing from theirs.
+
+use std::path::Path;
+
+use mcpd::client::config::{ConfigError, ServerEntry, ServersFile};
+use mcpd::model::Tool;
+use mcpd::tasks::TaskSupport;
+
+use crate::client::ServerRecord;
+
+/// The separator between server and tool in exported names.
+pub const SEPARATOR: &str = "__";
+
+/// Reads a servers file into records (one per entry; stdio entries start a child). Which
+/// entries are stdio servers is the core's one rule (`mcpd::client::config`): an explicit
+/// `type` / `transport` decides, else an entry with `command` (or `args`) is one.
+///
+/// # Errors
+/// A message naming the file or the entry that cannot be used.
+pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = match ServersFile::parse(&text) {
+        Ok(file) if file.has_mcp_servers() => file,
+        Err(ConfigError::Json(e)) => return Err(format!("{} is not valid JSON: {e}", path.display())),
+        _ => return Err(format!("{} has no mcpServers object", path.display())),
+    };
+    let mut records = Vec::new();
+    for (name, server) in file.entries() {
+        let server = server.map_err(|e| format!("server {name}: {e}"))?;
+        if let ServerEntry::Http(document) = &server {
+            document.resolve().map_err(|e| format!("server {name}: {e}"))?;
+        }
+        let (timeout_secs, list_limits) = (file.timeout_seconds(&name), file.list_limits(&name));
+        let task_wait_secs = file.task_wait_seconds(&name);
+        records.push(ServerRecord {
+            timeout_secs,
+            list_limits,
+            task_wait_secs,
+            ..ServerRecord::with_server(name, server)
+        });
+    }
+    Ok(records)
+}
+
+/// The prefix for a server name: `[a-z0-9_-]`, no `__`, unique among `taken`.
+pub fn prefix_for(name: &str, taken: &[String]) -> String {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
+        if c == '_' && out.ends_with('_') {
+            continue;
+        }
+        out.push(c);
+    }
+    let base = out.trim_matches('_').to_owned();
+    let base = if base.is_empty() { "server".to_owned() } else { base };
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
+}
+
+/// A name as a message shows it: at most 60 characters.
+pub(super) fn shown(name: &str) -> String {
+    clipped(name, 60)
+}
+
+/// `text` cut to at most `max` characters (marked `…` when cut).
+pub(super) fn clipped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text.to_owned(),
+    }
+}
+
+/// A remote tool as this server exports it. Its task support is this server's own, not the
+/// remote's: `optional` — mcpd answers a short call at once and makes a long one a task of its
+/// own for clients that take tasks (the remote's task, if it makes one, is followed by mcpd's
+/// client meanwhile). A remote `required` is therefore no burden on mcpd's clients, and
+/// cancelling mcpd's task drops the call, which cancels the remote's.
+pub(super) fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
+    let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
+    exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
+    exported.description = Some(marked(server, tool.description.as_deref()));
+    exported
+}
+
+/// A remote entry's description as this server exports it: marked with the server's name.
+pub(super) fn marked(server: &str, description: Option<&str>) -> String {
+    format!("[{server}] {}", description.unwrap_or("")).trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn exported_tools_are_optional_tasks_of_this_server_whatever_the_remote_declares() {
+        let plain = Tool::new("build", "Builds.", json!({"type": "object"}));
+        for remote in [
+            plain.clone(),
+            plain.clone().with_task_support(TaskSupport::Required),
+            plain.clone().with_task_support(TaskSupport::Forbidden),
+        ] {
+            let exported = export(&remote, "ci", "CI");
+            assert_eq!(exported.name, "ci__build");
+            assert_eq!(exported.description.as_deref(), Some("[CI] Builds."));
+            assert_eq!(exported.task_support(), TaskSupport::Optional, "{remote:?}");
+        }
+    }
+
+    #[test]
+    fn prefixes_are_sanitized_and_unique() {
+        let mut taken = Vec::new();
+        for (name, expected) in
+            [("Docs", "docs"), ("my server!", "my_server"), ("a__b", "a_b"), ("docs", "docs_2"), ("", "server")]
+        {
+            let prefix = prefix_for(name, &taken);
+            assert_eq!(prefix, expected);
+            assert!(!prefix.contains(SEPARATOR));
+            taken.push(prefix);
+        }
+    }
+}
