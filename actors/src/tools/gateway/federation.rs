@@ -3,7 +3,7 @@
 //! - **Prompts** are exported as `<prefix>__<prompt>` (the tools' prefixes and name rule);
 //!   `prompts/get` goes to the remote under its own name.
 //! - **Resources and templates** keep their URIs. Which remote serves a URI is decided by the
-//!   [`assign`] rule over every remote's last listing, in the servers file's order: an exact
+//!   [`claims::assign`] rule over every remote's last listing, in the servers file's order: an exact
 //!   resource URI (or a template string) two remotes claim is served by the first, and the later
 //!   one's claim is a collision shown in its health (`collisions`) and logged; a URI this server
 //!   serves itself (its project files, declared resources) is never taken over. Reading a URI
@@ -25,14 +25,20 @@
 //! A remote that does not offer a kind (`-32601` to its list) exports none of it; a listing
 //! that fails otherwise leaves that kind out and says why in the remote's `skipped`. Down
 //! remotes export nothing (retried with their tools). Listings follow the client's rules and
-//! bounds (`ListLimits`: pages and entries), and at most [`COLLISIONS_SHOWN`] collisions are
-//! shown per remote.
+//! bounds (`ListLimits`: pages and entries), and at most [`claims::COLLISIONS_SHOWN`] collisions
+//! are shown per remote.
+//!
+//! This file is the gateway's side of the federation: its listings, requests and rebuilds at
+//! the remotes, and the hooks it installs in the catalog (the completion delegate, the
+//! subscription watch). The rules they apply are files of their own, each taking nothing from
+//! this one: `claims` (the federation's state and who serves each key), `listings` (a remote's
+//! listings made its claims), `routing` (the catalog's federated entries rebuilt from the
+//! claims), `completions` and `subscriptions`.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, Weak};
 
-use mcpd::catalog::{BoxFuture, Catalog, ResourceHandler, SubscriptionWatch, ToolError};
-use mcpd::client::list::{check_tool_name, Listed, Listing};
+use mcpd::catalog::{BoxFuture, SubscriptionWatch, ToolError};
+use mcpd::client::list::Listing;
 use mcpd::config::ToolFilter;
 use mcpd::error::ProtocolError;
 use mcpd::jsonrpc::ErrorCode;
@@ -40,296 +46,27 @@ use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, Resourc
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::health::SKIPPED_SHOWN;
-use super::servers::{clipped, marked, shown, SEPARATOR};
+use super::servers::clipped;
 use super::Gateway;
 use crate::client::{ClientError, Listable};
 use crate::panics::{self, Site};
 
-/// How many collisions a remote's health lists.
-pub(super) const COLLISIONS_SHOWN: usize = 10;
+mod claims;
+mod completions;
+mod listings;
+mod routing;
+mod subscriptions;
+
+use claims::{Claims, Filters};
+pub(super) use claims::{Counts, Federation};
+use completions::completion_result;
+use routing::{rebuild, Serve};
+use subscriptions::{follow_subscriptions, owner_in, Move};
 
 /// The JSON-RPC codes a remote's errors keep here.
 const METHOD_NOT_FOUND: i32 = ErrorCode::METHOD_NOT_FOUND.0;
 const INVALID_PARAMS: i32 = ErrorCode::INVALID_PARAMS.0;
 const RESOURCE_NOT_FOUND: i32 = ErrorCode::RESOURCE_NOT_FOUND.0;
-
-/// The most completion values passed on from a remote (the protocol's own limit).
-const COMPLETION_VALUES: usize = 100;
-
-/// One entry a remote offers: as this server exports it, and its key at the remote (a prompt's
-/// own name; a resource's URI or a template's string, which are kept).
-type Claim<T> = (T, String);
-
-/// What one remote last listed.
-#[derive(Debug, Default, Clone)]
-pub(super) struct Claims {
-    prompts: Vec<Claim<Prompt>>,
-    resources: Vec<Claim<Resource>>,
-    templates: Vec<Claim<ResourceTemplate>>,
-    /// What its listings skipped or why a listing failed (the first [`SKIPPED_SHOWN`]).
-    notes: Vec<String>,
-}
-
-/// Who serves an exported entry: the remote's id and the entry's key there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Export {
-    owner: String,
-    remote: String,
-}
-
-/// `enabledPrompts` and `enabledResources`, applied to what the remotes offer as to this
-/// server's own: a prompt by its exported name, a resource by its URI (listed or read through a
-/// template).
-#[derive(Debug)]
-struct Filters {
-    prompts: ToolFilter,
-    resources: ToolFilter,
-}
-
-impl Default for Filters {
-    fn default() -> Self {
-        Filters { prompts: ToolFilter::All, resources: ToolFilter::All }
-    }
-}
-
-/// What the gateway federates now. Its lock is taken inside the live catalog's write lock
-/// (a rebuild), never the other way round, and is never held while the catalog's listeners or
-/// subscription watch run.
-#[derive(Debug, Default)]
-pub(super) struct Federation {
-    /// What may be exported.
-    filters: Filters,
-    /// Each up remote's last listing.
-    claims: HashMap<String, Claims>,
-    /// Exported prompt name → who serves it (what is in the catalog).
-    prompts: BTreeMap<String, Export>,
-    /// Resource URI → who serves it (what is in the catalog).
-    resources: BTreeMap<String, Export>,
-    /// Template → who serves it (what is in the catalog), in template order.
-    templates: BTreeMap<String, Export>,
-    /// URIs subscribed at a remote → its id.
-    subscribed: HashMap<String, String>,
-    /// Collisions per remote id.
-    collisions: HashMap<String, Vec<String>>,
-}
-
-/// One remote's federated counts, for its health.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct Counts {
-    pub(super) prompts: usize,
-    pub(super) resources: usize,
-    pub(super) templates: usize,
-    pub(super) collisions: Vec<String>,
-    pub(super) notes: Vec<String>,
-}
-
-/// Who serves each key (URI, template or prompt name), by the first-in-file rule, and the
-/// collisions: `claims` in the servers file's order (remote id, the keys it claims); a key
-/// `local` holds is never assigned. Returns key → remote id and (remote id, message) for each
-/// claim that lost.
-pub(super) fn assign<'a>(
-    kind: &str,
-    claims: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
-    local: &dyn Fn(&str) -> bool,
-) -> (BTreeMap<String, String>, Vec<(String, String)>) {
-    let mut owner: BTreeMap<String, String> = BTreeMap::new();
-    let mut collisions = Vec::new();
-    for (id, keys) in claims {
-        for key in keys {
-            if local(key) {
-                collisions.push((id.to_owned(), format!("{kind} {} is served by this server itself", shown(key))));
-            } else if let Some(first) = owner.get(key) {
-                if first != id {
-                    collisions.push((id.to_owned(), format!("{kind} {} is served by {first}", shown(key))));
-                }
-            } else {
-                owner.insert(key.to_owned(), id.to_owned());
-            }
-        }
-    }
-    (owner, collisions)
-}
-
-/// What federation does with one kind of entry: where it sits in [`Claims`], [`Federation`] and
-/// the catalog, and how it is served.
-trait Federated: Listable + Clone + PartialEq {
-    /// How messages name the kind.
-    const KIND: &'static str;
-    fn claimed(claims: &Claims) -> &[Claim<Self>];
-    fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export>;
-    /// Whether the filters let `key` be exported (templates: always; their URIs are judged
-    /// when read).
-    fn allowed(filters: &Filters, key: &str) -> bool;
-    /// Whether this server serves `key` itself (not through the gateway).
-    fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool;
-    /// The entry under `key` in the catalog now.
-    fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self>;
-    fn remove(catalog: &mut Catalog, key: &str);
-    /// Adds the entry, served by `export.owner`.
-    fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export);
-}
-
-/// The parts of a [`Federated`] impl that only name where the kind sits: its member of
-/// [`Claims`] and [`Federation`], and its catalog lookup and removal.
-macro_rules! placed {
-    ($member:ident, $lookup:ident, $remove:ident) => {
-        fn claimed(claims: &Claims) -> &[Claim<Self>] {
-            &claims.$member
-        }
-
-        fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export> {
-            &mut federation.$member
-        }
-
-        fn in_catalog<'c>(catalog: &'c Catalog, key: &str) -> Option<&'c Self> {
-            catalog.$lookup(key).map(|entry| &*entry.definition)
-        }
-
-        fn remove(catalog: &mut Catalog, key: &str) {
-            catalog.$remove(key);
-        }
-    };
-}
-
-impl Federated for Prompt {
-    const KIND: &'static str = "prompt";
-
-    placed!(prompts, prompt, remove_prompt);
-
-    fn allowed(filters: &Filters, key: &str) -> bool {
-        filters.prompts.allows(key)
-    }
-
-    fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
-        catalog.prompt(key).is_some() && !federation.prompts.contains_key(key)
-    }
-
-    fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
-        catalog.add_prompt(entry, move |arguments: Map<String, Value>, _ctx| {
-            let (gateway, export) = (gateway.clone(), export.clone());
-            async move { gateway.get_prompt(&export.owner, &export.remote, arguments).await }
-        });
-    }
-}
-
-impl Federated for Resource {
-    const KIND: &'static str = "resource";
-
-    placed!(resources, resource, remove_resource);
-
-    fn allowed(filters: &Filters, key: &str) -> bool {
-        filters.resources.allows(key)
-    }
-
-    /// An exact resource of this server's, or one of its own templates matching the URI (an
-    /// exact federated URI would shadow it).
-    fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
-        (catalog.resource(key).is_some() && !federation.resources.contains_key(key))
-            || catalog.templates().any(|t| {
-                !federation.templates.contains_key(&t.definition.uri_template) && t.definition.match_uri(key).is_some()
-            })
-    }
-
-    fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
-        catalog.add_resource(entry, read_at(gateway, export.owner));
-    }
-}
-
-impl Federated for ResourceTemplate {
-    const KIND: &'static str = "resource template";
-
-    placed!(templates, template, remove_template);
-
-    fn allowed(_filters: &Filters, _key: &str) -> bool {
-        true
-    }
-
-    fn served_locally(catalog: &Catalog, federation: &Federation, key: &str) -> bool {
-        catalog.template(key).is_some() && !federation.templates.contains_key(key)
-    }
-
-    fn add(catalog: &mut Catalog, entry: Self, gateway: Arc<Gateway>, export: Export) {
-        catalog.add_template(entry, read_at(gateway, export.owner));
-    }
-}
-
-/// Reads a federated resource (or a URI of a federated template) at its remote.
-fn read_at(gateway: Arc<Gateway>, server: String) -> impl ResourceHandler {
-    move |uri: String, _vars, _ctx| {
-        let (gateway, server) = (gateway.clone(), server.clone());
-        async move { gateway.read_resource(&server, uri).await }
-    }
-}
-
-/// What the catalog should hold of one kind (key → who serves it and the entry), and the
-/// collisions: every remote's claims in the servers file's `order`, judged by [`assign`].
-type Plan<T> = (BTreeMap<String, (Export, T)>, Vec<(String, String)>);
-
-fn plan<T: Federated>(catalog: &Catalog, federation: &Federation, order: &[String]) -> Plan<T> {
-    let claims: Vec<(&str, Vec<&Claim<T>>)> = order
-        .iter()
-        .filter_map(|id| {
-            let allowed = |(entry, _): &&Claim<T>| T::allowed(&federation.filters, entry.key());
-            federation.claims.get(id).map(|c| (id.as_str(), T::claimed(c).iter().filter(allowed).collect()))
-        })
-        .collect();
-    let (owners, collisions) = assign(
-        T::KIND,
-        claims.iter().map(|(id, claimed)| (*id, claimed.iter().map(|(entry, _)| entry.key()).collect())),
-        &|key| T::served_locally(catalog, federation, key),
-    );
-    let mut wanted = BTreeMap::new();
-    for (id, claimed) in claims {
-        for (entry, remote) in claimed {
-            let key = entry.key();
-            if owners.get(key).is_some_and(|owner| owner == id) && !wanted.contains_key(key) {
-                let export = Export { owner: id.to_owned(), remote: remote.clone() };
-                wanted.insert(key.to_owned(), (export, entry.clone()));
-            }
-        }
-    }
-    (wanted, collisions)
-}
-
-/// Makes the catalog's federated entries of one kind what `wanted` says, touching only those
-/// that changed (an unchanged catalog announces no `list_changed`).
-fn apply<T: Federated>(
-    gateway: &Arc<Gateway>,
-    catalog: &mut Catalog,
-    federation: &mut Federation,
-    wanted: BTreeMap<String, (Export, T)>,
-) {
-    let before = std::mem::take(T::exports_mut(federation));
-    for key in before.keys().filter(|key| !wanted.contains_key(*key)) {
-        T::remove(catalog, key);
-    }
-    for (key, (export, entry)) in wanted {
-        let unchanged = before.get(&key).is_some_and(|current| *current == export)
-            && T::in_catalog(catalog, &key).is_some_and(|current| *current == entry);
-        if !unchanged {
-            T::add(catalog, entry, gateway.clone(), export.clone());
-        }
-        T::exports_mut(federation).insert(key, export);
-    }
-}
-
-/// Rebuilds the federated prompts, resources and templates in `catalog` from every remote's
-/// claims, in the servers file's `order`.
-fn rebuild(gateway: &Arc<Gateway>, catalog: &mut Catalog, federation: &mut Federation, order: &[String]) {
-    // Every plan is judged against the catalog as it was, before any kind changes.
-    let (prompts, mut collisions) = plan::<Prompt>(catalog, federation, order);
-    let (resources, resource_collisions) = plan::<Resource>(catalog, federation, order);
-    let (templates, template_collisions) = plan::<ResourceTemplate>(catalog, federation, order);
-    collisions.extend(resource_collisions.into_iter().chain(template_collisions));
-    apply(gateway, catalog, federation, prompts);
-    apply(gateway, catalog, federation, resources);
-    apply(gateway, catalog, federation, templates);
-    federation.collisions.clear();
-    for (id, message) in collisions {
-        federation.collisions.entry(id).or_default().push(message);
-    }
-}
 
 /// A remote's JSON-RPC error as this server's: invalid params and unknown resources keep their
 /// meaning; anything else is an internal error naming the remote.
@@ -343,51 +80,6 @@ fn protocol_error(server: &str, error: ClientError, uri: Option<&str>) -> ToolEr
         }
         _ => ToolError::Protocol(ProtocolError::Internal(format!("remote server {server} failed: {error}"))),
     }
-}
-
-/// Adds `text` to `notes` unless [`SKIPPED_SHOWN`] are there already.
-fn note(notes: &mut Vec<String>, text: String) {
-    if notes.len() < SKIPPED_SHOWN {
-        notes.push(text);
-    }
-}
-
-/// The entries of one listing (none when the remote does not offer the kind, or the listing
-/// failed), with what it skipped, or why it failed, noted.
-fn entries<T: Listed>(listed: Result<Option<Listing<T>>, ClientError>, kind: &str, notes: &mut Vec<String>) -> Vec<T> {
-    match listed {
-        Ok(listing) => {
-            let listing = listing.unwrap_or_default();
-            for skipped in &listing.skipped {
-                note(notes, format!("{kind}: {skipped}"));
-            }
-            listing.items
-        }
-        Err(e) => {
-            note(notes, format!("{} failed: {e}", T::METHOD));
-            Vec::new()
-        }
-    }
-}
-
-/// Entries whose key is kept as it is at the remote (resources, templates).
-fn keyed<T: Listed>(items: Vec<T>) -> Vec<Claim<T>> {
-    items
-        .into_iter()
-        .map(|entry| {
-            let key = entry.key().to_owned();
-            (entry, key)
-        })
-        .collect()
-}
-
-/// A remote's prompt as this server exports it: `<prefix>__<name>`, its description marked with
-/// the server's name (as its tools' are).
-fn export_prompt(prompt: &Prompt, prefix: &str, server: &str) -> Prompt {
-    let mut exported = prompt.clone();
-    exported.name = format!("{prefix}{SEPARATOR}{}", prompt.name);
-    exported.description = Some(marked(server, prompt.description.as_deref()));
-    exported
 }
 
 impl Gateway {
@@ -411,21 +103,10 @@ impl Gateway {
             self.list_kind::<ResourceTemplate>(id),
         )
         .await;
-        let mut notes = Vec::new();
-        let mut claims = Claims::default();
-        for prompt in entries(prompts, "prompt", &mut notes) {
-            let exported = export_prompt(&prompt, prefix, id);
-            match check_tool_name(&exported.name) {
-                Ok(()) => claims.prompts.push((exported, prompt.name)),
-                Err(reason) => note(&mut notes, format!("prompt exported as {:?}: {reason}", shown(&exported.name))),
-            }
-        }
-        claims.resources = keyed(entries(resources, "resource", &mut notes));
-        claims.templates = keyed(entries(templates, "resource template", &mut notes));
-        for note in &notes {
+        let claims = listings::claims_of(id, prefix, prompts, resources, templates);
+        for note in &claims.notes {
             log::warn!("gateway: remote {id}: {note}");
         }
-        claims.notes = notes;
         claims
     }
 
@@ -496,21 +177,7 @@ impl Gateway {
 
     /// The federated counts of `id`.
     pub(super) fn federated_counts(&self, id: &str) -> Counts {
-        let federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut collisions = federation.collisions.get(id).cloned().unwrap_or_default();
-        if collisions.len() > COLLISIONS_SHOWN {
-            let more = collisions.len() - COLLISIONS_SHOWN;
-            collisions.truncate(COLLISIONS_SHOWN);
-            collisions.push(format!("… and {more} more"));
-        }
-        let owned = |exports: &BTreeMap<String, Export>| exports.values().filter(|e| e.owner == id).count();
-        Counts {
-            prompts: owned(&federation.prompts),
-            resources: owned(&federation.resources),
-            templates: owned(&federation.templates),
-            collisions,
-            notes: federation.claims.get(id).map(|c| c.notes.clone()).unwrap_or_default(),
-        }
+        self.federation.lock().unwrap_or_else(PoisonError::into_inner).counts(id)
     }
 
     /// The remote serving `uri`: an exact resource, else the template the catalog resolves it
@@ -536,24 +203,6 @@ impl Gateway {
         if subscribed || self.owner_of(uri).is_some_and(|owner| owner == id) {
             self.live.resource_updated(uri);
         }
-    }
-
-    async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        arguments: Map<String, Value>,
-    ) -> Result<GetPromptResult, ToolError> {
-        self.forward_as(server, "prompts/get", json!({ "name": name, "arguments": arguments }), None).await
-    }
-
-    async fn read_resource(&self, server: &str, uri: String) -> Result<ReadResourceResult, ToolError> {
-        let allowed = self.federation.lock().unwrap_or_else(PoisonError::into_inner).filters.resources.allows(&uri);
-        if !allowed {
-            // As this server's own templates answer a URI `enabledResources` leaves out.
-            return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));
-        }
-        self.forward_as(server, "resources/read", json!({ "uri": uri }), Some(&uri)).await
     }
 
     /// A request to a remote, its answer read as `T`.
@@ -602,24 +251,8 @@ impl Gateway {
         params: &Map<String, Value>,
     ) -> Option<BoxFuture<Result<Map<String, Value>, ToolError>>> {
         let reference = params.get("ref").and_then(Value::as_object)?;
-        let (server, remote_reference) = {
-            let federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
-            match reference.get("type").and_then(Value::as_str)? {
-                "ref/prompt" => {
-                    let name = reference.get("name").and_then(Value::as_str)?;
-                    let export = federation.prompts.get(name)?;
-                    let mut remote_reference = reference.clone();
-                    remote_reference.insert("name".into(), json!(export.remote));
-                    (export.owner.clone(), remote_reference)
-                }
-                "ref/resource" => {
-                    let uri = reference.get("uri").and_then(Value::as_str)?;
-                    let export = federation.templates.get(uri).or_else(|| federation.resources.get(uri))?;
-                    (export.owner.clone(), reference.clone())
-                }
-                _ => return None,
-            }
-        };
+        let (server, remote_reference) =
+            completions::target(&self.federation.lock().unwrap_or_else(PoisonError::into_inner), reference)?;
         let mut forwarded = params.clone();
         forwarded.insert("ref".into(), Value::Object(remote_reference));
         forwarded.remove("_meta");
@@ -663,72 +296,25 @@ impl Gateway {
     }
 }
 
-/// The federated resources and templates, as [`owner_in`] reads them.
-type View<'a> = (&'a BTreeMap<String, Export>, &'a BTreeMap<String, Export>);
-
-/// A subscription that changes hands: unsubscribe at one remote, subscribe at another.
-#[derive(Debug, PartialEq, Eq)]
-struct Move {
-    uri: String,
-    unsubscribe: Option<String>,
-    subscribe: Option<String>,
-}
-
-/// Makes each URI subscribed at a remote follow its owner `now` (subscriptions are at
-/// `subscribed[uri]`, live while that remote `was_up`): a new owner is subscribed at (also the
-/// same remote when it comes back up), the previous one unsubscribed from while it `is_up`. A URI
-/// no remote serves stays noted at the last one, which is subscribed at again when it serves it
-/// again.
-fn follow_subscriptions(
-    subscribed: &mut HashMap<String, String>,
-    was_up: &dyn Fn(&str) -> bool,
-    is_up: &dyn Fn(&str) -> bool,
-    now: &dyn Fn(&str) -> Option<String>,
-) -> Vec<Move> {
-    let mut moves = Vec::new();
-    for (uri, at) in subscribed.iter_mut() {
-        let before = was_up(at).then(|| at.clone());
-        let owner = now(uri);
-        if owner == before {
-            continue;
-        }
-        let unsubscribe = before.filter(|before| is_up(before));
-        if let Some(owner) = &owner {
-            at.clone_from(owner);
-        }
-        if unsubscribe.is_some() || owner.is_some() {
-            moves.push(Move { uri: uri.clone(), unsubscribe, subscribe: owner });
-        }
+/// The gateway serves the federated entries' requests at their owners.
+impl Serve for Gateway {
+    async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<GetPromptResult, ToolError> {
+        self.forward_as(server, "prompts/get", json!({ "name": name, "arguments": arguments }), None).await
     }
-    moves
-}
 
-/// The remote serving `uri` in `catalog`: its exact resource's owner, else the owner of the
-/// template the catalog resolves it with (in template order), when those are federated.
-fn owner_in(catalog: &Catalog, (resources, templates): View<'_>, uri: &str) -> Option<String> {
-    if catalog.resource(uri).is_some() {
-        return resources.get(uri).map(|e| e.owner.clone());
+    async fn read_resource(&self, server: &str, uri: String) -> Result<ReadResourceResult, ToolError> {
+        let allowed = self.federation.lock().unwrap_or_else(PoisonError::into_inner).filters.resources.allows(&uri);
+        if !allowed {
+            // As this server's own templates answer a URI `enabledResources` leaves out.
+            return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));
+        }
+        self.forward_as(server, "resources/read", json!({ "uri": uri }), Some(&uri)).await
     }
-    let template = catalog.templates().find(|t| t.definition.match_uri(uri).is_some())?;
-    templates.get(&template.definition.uri_template).map(|e| e.owner.clone())
-}
-
-/// The remote's completion answer, checked and bounded (at most [`COMPLETION_VALUES`] values,
-/// strings of at most 4096 bytes); `None` when it is not a completion.
-fn completion_result(answer: &Value) -> Option<Map<String, Value>> {
-    let completion = answer.get("completion").and_then(Value::as_object)?;
-    let values = completion.get("values").and_then(Value::as_array)?;
-    let kept: Vec<Value> = values
-        .iter()
-        .filter(|v| v.as_str().is_some_and(|s| s.len() <= 4096))
-        .take(COMPLETION_VALUES)
-        .cloned()
-        .collect();
-    let total = completion.get("total").and_then(Value::as_u64).unwrap_or(values.len() as u64);
-    let has_more = completion.get("hasMore").and_then(Value::as_bool).unwrap_or(false) || values.len() > kept.len();
-    let mut result = Map::new();
-    result.insert("completion".into(), json!({ "values": kept, "total": total, "hasMore": has_more }));
-    Some(result)
 }
 
 /// The live catalog's subscription watch while the gateway runs: federated URIs are subscribed
@@ -773,68 +359,10 @@ impl SubscriptionWatch for FederatedWatch {
 
 #[cfg(test)]
 mod tests {
+    use mcpd::catalog::Catalog;
+
+    use super::listings::{export_prompt, keyed};
     use super::*;
-
-    #[test]
-    fn the_first_remote_in_the_file_serves_a_uri_two_claim_and_the_later_one_is_told() {
-        let claims = vec![
-            ("docs", vec!["test://a", "test://b"]),
-            ("wiki", vec!["test://b", "test://c", "test://c"]),
-            ("notes", vec!["file:///README.md", "test://a"]),
-        ];
-        let (owner, collisions) = assign("resource", claims, &|uri| uri.starts_with("file:"));
-        assert_eq!(owner.get("test://a").map(String::as_str), Some("docs"));
-        assert_eq!(owner.get("test://b").map(String::as_str), Some("docs"));
-        assert_eq!(
-            owner.get("test://c").map(String::as_str),
-            Some("wiki"),
-            "a remote listing a URI twice is no collision"
-        );
-        assert!(!owner.contains_key("file:///README.md"), "this server's own URIs are never taken over");
-        assert_eq!(
-            collisions,
-            vec![
-                ("wiki".to_owned(), "resource test://b is served by docs".to_owned()),
-                ("notes".to_owned(), "resource file:///README.md is served by this server itself".to_owned()),
-                ("notes".to_owned(), "resource test://a is served by docs".to_owned()),
-            ]
-        );
-    }
-
-    #[test]
-    fn when_the_first_claimant_is_gone_the_next_one_serves_the_uri() {
-        let (owner, collisions) = assign("resource template", vec![("wiki", vec!["test://{id}"])], &|_| false);
-        assert_eq!(owner.get("test://{id}").map(String::as_str), Some("wiki"));
-        assert!(collisions.is_empty());
-    }
-
-    #[test]
-    fn subscriptions_follow_their_uri_to_its_owner() {
-        let mut subscribed: HashMap<String, String> =
-            [("test://a", "docs"), ("test://b", "docs"), ("test://c", "wiki")]
-                .map(|(u, o)| (u.into(), o.into()))
-                .into();
-        // docs went down: wiki serves test://a now; nobody serves test://b; test://c unchanged.
-        let owners = |uri: &str| match uri {
-            "test://a" | "test://c" => Some("wiki".to_owned()),
-            _ => None,
-        };
-        let mut moves = follow_subscriptions(&mut subscribed, &|_| true, &|id| id == "wiki", &owners);
-        moves.sort_by(|a, b| a.uri.cmp(&b.uri));
-        let to = |uri: &str, unsubscribe: Option<&str>, subscribe: Option<&str>| Move {
-            uri: uri.into(),
-            unsubscribe: unsubscribe.map(Into::into),
-            subscribe: subscribe.map(Into::into),
-        };
-        assert_eq!(moves, [to("test://a", None, Some("wiki"))], "a down remote is not told");
-        assert_eq!(subscribed["test://a"], "wiki");
-        assert_eq!(subscribed["test://b"], "docs", "kept for when docs serves it again");
-        // docs is back and first in the file: it serves both again.
-        let back = |uri: &str| (uri != "test://c").then(|| "docs".to_owned()).or(Some("wiki".into()));
-        let mut moves = follow_subscriptions(&mut subscribed, &|id| id == "wiki", &|_| true, &back);
-        moves.sort_by(|a, b| a.uri.cmp(&b.uri));
-        assert_eq!(moves, [to("test://a", Some("wiki"), Some("docs")), to("test://b", None, Some("docs"))]);
-    }
 
     fn gateway_over(ids: &[&str], live: Arc<mcpd::catalog::LiveCatalog>) -> Arc<Gateway> {
         let records = ids
@@ -920,16 +448,5 @@ mod tests {
         assert_eq!(gateway.federated_counts("docs").collisions, Vec::<String>::new(), "left out is no collision");
         let refused = actix_rt::System::new().block_on(gateway.read_resource("docs", "test://docs/2".into()));
         assert_eq!(refused, Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri: "test://docs/2".into() })));
-    }
-
-    #[test]
-    fn remote_completions_are_bounded_and_checked() {
-        let values: Vec<Value> = (0..150).map(|i| json!(format!("v{i}"))).chain([json!(7)]).collect();
-        let answer = json!({"completion": {"values": values, "total": 151}});
-        let result = completion_result(&answer).unwrap();
-        assert_eq!(result["completion"]["values"].as_array().unwrap().len(), 100);
-        assert_eq!(result["completion"]["total"], 151);
-        assert_eq!(result["completion"]["hasMore"], true);
-        assert!(completion_result(&json!({"values": []})).is_none());
     }
 }
