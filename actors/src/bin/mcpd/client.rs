@@ -7,8 +7,9 @@
 //! and exits 130.
 //!
 //! Exit codes: 0 success, 1 the tool reported `isError`, 2 a transport, protocol or
-//! configuration failure (with a one-line reason on stderr), 130 a call interrupted by Ctrl-C — among them a server that needs
-//! an OAuth login only a person can give: `… needs authorization: run: mcpd login URL`.
+//! configuration failure with a one-line reason on stderr ([`crate::failure`]) — among them a
+//! server that needs an OAuth login only a person can give: `… needs authorization: run: mcpd
+//! login URL` — and 130 a call interrupted by Ctrl-C.
 //!
 //! Both use the credentials file (`--credentials FILE`, default under the user's config
 //! directory) for servers that answer `401`: its tokens are used and refreshed, nobody is
@@ -26,9 +27,11 @@ use mcpd::client::task::{task_wait_seconds, DEFAULT_TASK_WAIT_SECONDS};
 use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
-use mcpd_actors::client::oauth::{AuthError, FileStore};
-use mcpd_actors::client::{CallOutcome, ClientError, ClientHandlers, ClientManager, ServerRecord};
+use mcpd_actors::client::oauth::FileStore;
+use mcpd_actors::client::{CallOutcome, ClientHandlers, ClientManager, ServerRecord};
 use mcpd_actors::ActorCounts;
+
+use crate::failure::{client_failure, failure, Failure};
 
 /// Which server to talk to, and how.
 #[derive(Debug, Clone, Args)]
@@ -128,33 +131,8 @@ pub(crate) struct TaskTarget {
     pub(crate) target: Target,
 }
 
-/// A failed command: exit code and one line.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    /// The exit code.
-    pub(crate) code: u8,
-    /// What went wrong.
-    pub(crate) message: String,
-}
-
 /// The exit code of a call interrupted with Ctrl-C (SIGINT), as shells report one.
 const INTERRUPTED: u8 = 130;
-
-/// A failure with exit code 2.
-pub(crate) fn failure(message: impl Into<String>) -> Failure {
-    Failure { code: 2, message: message.into() }
-}
-
-/// A client error as a failure (exit code 2). An OAuth login only a person can give reads
-/// `URL needs authorization: run: mcpd login URL`.
-pub(crate) fn client_failure(error: ClientError) -> Failure {
-    match error {
-        ClientError::Auth(AuthError::LoginRequired { url }) => {
-            failure(format!("{url} needs authorization: run: mcpd login {url}"))
-        }
-        other => failure(other.to_string()),
-    }
-}
 
 /// The server `--config` names: the entry `--server` picks (or the file's only entry), or the
 /// whole file as one flat document when it lists no server. Which entries are stdio servers is

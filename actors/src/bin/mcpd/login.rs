@@ -22,7 +22,7 @@ use mcpd_actors::client::oauth::{
 use mcpd_actors::client::{ClientConnection, ClientHandlers, Invalidate, LinkConfig, List};
 use mcpd_actors::ActorCounts;
 
-use crate::client::{client_failure, failure, Failure};
+use crate::failure::{client_failure, failure, Failure};
 
 /// `mcpd login`.
 #[derive(Debug, Clone, Args)]

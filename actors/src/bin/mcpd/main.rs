@@ -4,12 +4,13 @@
 //! Only this binary reads the environment and the command line: [`args`] parses it,
 //! [`settings`] resolves flags, properties and environment into a typed configuration,
 //! [`serve`] runs the library's runtime with it, [`client`] runs the client commands, and
-//! [`login`] logs in to remotes (and out).
+//! [`login`] logs in to remotes (and out); both fail as [`failure`] says.
 //! Everything else is the `mcpd_actors` library.
 
 mod args;
 mod client;
 mod exposure;
+mod failure;
 mod login;
 mod metadata;
 mod serve;
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
 fn client_command<F, Fut>(command: F) -> ExitCode
 where
     F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = Result<(String, bool), crate::client::Failure>>,
+    Fut: std::future::Future<Output = Result<(String, bool), crate::failure::Failure>>,
 {
     match actix_rt::System::new().block_on(command()) {
         Ok((out, is_error)) => {
