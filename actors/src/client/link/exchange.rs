@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use awc::http::header;
 use bytes::Bytes;
-use futures_util::StreamExt as _;
 use mcpd::client::sse::SseDecoder;
 use mcpd::jsonrpc::RequestId;
 use mcpd::model::PassedResult;
 use serde_json::Value;
 
+use super::answer::{transport, Answer, AnswerBody, EventStream};
 use super::headers::Headers;
 use super::outcome::{outcome_of_body, passed_result, passed_text};
 use super::{CallEntry, Link, Mode, MAX_RESPONSE_BYTES};
@@ -26,11 +26,6 @@ const MAX_RECONNECTS: usize = 5;
 const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 /// How much of an error page an [`ClientError::Http`] keeps, in characters.
 const ERROR_EXCERPT_CHARS: usize = 1000;
-
-/// A failure to reach the server or to read its answer.
-pub(super) fn transport(e: impl std::fmt::Display) -> ClientError {
-    ClientError::Transport(e.to_string())
-}
 
 impl Link {
     /// A request that could not be sent or got no response. awc's own time limit (the link's
@@ -66,37 +61,6 @@ impl Passing<'_> {
         match self {
             Passing::Result(call) => passed_result(body, id).map(|result| call.keep_passed(result)).is_some(),
             Passing::Text(kept) => passed_text(body, id).map(|result| kept.set(Some(result))).is_some(),
-        }
-    }
-}
-
-/// An HTTP answer: status, session id header, and either a JSON body or an open SSE stream.
-pub(super) struct Answer {
-    pub(super) status: u16,
-    pub(super) session_id: Option<String>,
-    pub(super) body: AnswerBody,
-}
-
-/// The body of an [`Answer`].
-pub(super) enum AnswerBody {
-    /// Read whole (any status but a successful event stream).
-    Json(Bytes),
-    /// A successful `text/event-stream`, read as it comes.
-    Events(EventStream),
-}
-
-/// An event stream's body, from awc or from a satellite's [`super::plain::PlainHttp`].
-pub(super) enum EventStream {
-    Awc(super::http::Response),
-    Plain(super::plain::PlainBody),
-}
-
-impl EventStream {
-    /// The next chunk of the body (`None` at its end).
-    async fn next(&mut self) -> Option<Result<Bytes, String>> {
-        match self {
-            EventStream::Awc(response) => response.next().await.map(|chunk| chunk.map_err(|e| e.to_string())),
-            EventStream::Plain(body) => body.next_chunk().await,
         }
     }
 }

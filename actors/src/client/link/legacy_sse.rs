@@ -14,10 +14,10 @@ use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::exchange::{http_error, is_event_stream, AnswerBody};
+use super::answer::AnswerBody;
+use super::exchange::{http_error, is_event_stream};
 use super::headers::Headers;
 use super::outcome::outcome_of;
-use super::wire::{Carrier, Wire};
 use super::{Link, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 use crate::panics::{self, Site};
@@ -119,7 +119,7 @@ impl Link {
         let post_url = resolve_same_origin(&self.cfg.url, &endpoint)
             .ok_or_else(|| ClientError::Protocol("MCP SSE endpoint must use the configured server origin.".into()))?;
         let channel = Rc::new(SseChannel { post_url, pending, reader });
-        drop(self.replace_wire(Wire::Connecting(Carrier::Sse(channel))));
+        self.negotiate_over_sse(channel);
         Ok(())
     }
 

@@ -13,6 +13,8 @@
 //!   one re-initialization after a `404` in a session;
 //! - `input`: stateless 2026-07-28 requests, and completing their MRTR `input_required` rounds;
 //! - `exchange`: one HTTP request and its answer (JSON, or SSE resumed with `Last-Event-ID`);
+//! - `answer`: what a POST comes back as, from awc or from `plain`, a satellite's own HTTP/1.1
+//!   client for a plain `http://` endpoint;
 //! - `auth`: bearer tokens on requests and the answer to `401` / `403 insufficient_scope` (OAuth);
 //! - `legacy_sse`: the 2024-11-05 HTTP+SSE transport;
 //! - `inbound`: what the server sends besides the awaited response (its requests,
@@ -22,6 +24,7 @@
 //!   `_meta` serialized once);
 //! - `outcome`: a response message as a result or a [`ClientError`](super::ClientError).
 
+mod answer;
 mod auth;
 mod body;
 mod exchange;

@@ -1,17 +1,10 @@
 //! A satellite's HTTP/1.1 client for a plain `http://` endpoint: a small, strict client of our
 //! own over keep-alive TCP connections of this thread (idle ones kept, at most [`MAX_IDLE`]),
-//! run inline in the caller's future — no task per connection, no channel.
-//!
-//! A stateless gateway call is one POST and one answer. awc spent about a fifth of the gateway's
-//! CPU on it (a date service spawned per request, with a timer that wakes the thread, a header
-//! map built per request, a pool lookup); hyper's connection API after it still cost ~23k of a
-//! call's ~126k instructions (callgrind, `scripts/perf/gateway-callgrind.sh stateless`, 2000
-//! calls): ~15k in its connection task, ~3k building a header map, ~3.5k in the
-//! oneshot/want/collect plumbing between the caller and that task. Here the request is one
-//! buffer (the head made once, the call's headers and the body appended) written at once, and
-//! the answer's head is parsed by `httparse` from a buffer the connection keeps: the client's
-//! part is ~5.7k instructions (~1.7k of it the head's parse), the gateway call ~107k, 68
-//! mallocs instead of 81. An `https://` endpoint, OAuth and sessions keep awc.
+//! run inline in the caller's future — no task per connection, no channel, no timer, no header
+//! map built per request. A stateless gateway call is one POST and one answer: the request is
+//! one buffer (the head made once, the call's headers and the body appended) written at once,
+//! and the answer's head is parsed from a buffer the connection keeps. An `https://` endpoint,
+//! OAuth and sessions keep awc.
 //!
 //! A connection taken from the idle list may have been closed by the server meanwhile: one seen
 //! closed when taken is dropped, and when writing the request fails on a kept connection the
@@ -21,33 +14,40 @@
 //! keep-alive (HTTP/1.1 without `Connection: close`); an event stream's connection is dropped at
 //! the end of the stream. A gzip body (a server may choose a coding when the request names none)
 //! is decoded, bounded like any body once decoded; another coding, or a compressed event
-//! stream, is refused naming it. The reader's properties (every framing, cut anywhere, hostile
-//! heads and sizes) are tested in `plain/props.rs`.
+//! stream, is refused naming it.
+//!
+//! # Layout
+//!
+//! - this file: [`PlainHttp`] — the request as written, the idle list, where an answer goes, and
+//!   decoding;
+//! - `connection`: one keep-alive connection — its read buffer, writing a request, reading the
+//!   head of its answer;
+//! - `head`: the answer's head parsed (status, session id, framing, keep-alive, coding), no I/O;
+//! - `body`: [`PlainBody`], the answer's body read as it comes, or whole;
+//! - `props`: the reader's properties (every framing, cut anywhere, hostile heads and sizes).
+
+pub(super) mod body;
+mod connection;
+mod head;
 
 use std::cell::RefCell;
 
 use bytes::Bytes;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use super::exchange::{transport, Answer, AnswerBody, EventStream};
+use super::answer::{transport, Answer, AnswerBody, EventStream};
 use super::headers::Headers;
 use super::MAX_RESPONSE_BYTES;
 use crate::client::error::ClientError;
+use body::PlainBody;
+use connection::{Connection, Failure};
+use head::Head;
 
 /// How many idle connections a satellite keeps to its endpoint: enough for the connections of
-/// a burst of that many concurrent calls on one worker thread to carry the next burst (at 32,
-/// 64 concurrent calls opened and closed a connection for every other call: a gateway call
-/// cost 1.5x the CPU). The server's keep-alive timeout closes idle ones (a closed one is seen
-/// when it is taken, and dropped).
+/// a burst of that many concurrent calls on one worker thread to carry the next burst (with
+/// fewer, a burst past them opens and closes a connection for the calls beyond). The server's
+/// keep-alive timeout closes idle ones (a closed one is seen when it is taken, and dropped).
 const MAX_IDLE: usize = 256;
-/// The largest answer head (status line and headers) read, in bytes; also the cap on a chunk
-/// size line and on a chunked body's trailers.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// The most headers an answer head (or a chunked body's trailers) may have.
-const MAX_HEADERS: usize = 64;
-/// How much room a read gets in a connection's buffer.
-const READ_CHUNK: usize = 16 * 1024;
 
 /// The HTTP/1.1 client of one satellite link.
 pub(super) struct PlainHttp {
@@ -159,14 +159,13 @@ impl PlainHttp {
     async fn connect(&self) -> Result<Connection, ClientError> {
         let stream = TcpStream::connect(&self.authority).await.map_err(transport)?;
         stream.set_nodelay(true).map_err(transport)?;
-        Ok(Connection { stream, buffer: Vec::with_capacity(READ_CHUNK), start: 0 })
+        Ok(Connection::new(stream))
     }
 
     /// The answer whose head was read: an event stream goes with its connection; any other
     /// body is read whole, and the connection kept when it may be.
     async fn answer(&self, connection: Connection, head: Head) -> Result<Answer, ClientError> {
-        let mut body =
-            PlainBody { connection, framing: head.framing, keep_alive: head.keep_alive, read: 0, limit: u64::MAX };
+        let mut body = PlainBody::new(connection, head.framing, head.keep_alive);
         let status = head.status;
         if let (Some(coding), true) = (&head.coding, head.events) {
             return Err(transport(format!(
@@ -240,381 +239,6 @@ fn decimal(mut n: usize) -> impl AsRef<[u8]> {
     }
 }
 
-/// Why an exchange failed.
-enum Failure {
-    /// The request could not be written: on a kept connection, it may go out again on a new one.
-    Unsent(String),
-    /// Anything else (the server may have seen the request): never sent again.
-    Broken(String),
-}
-
-/// One keep-alive connection and what was read from it but not yet used.
-struct Connection {
-    stream: TcpStream,
-    /// Bytes read; those from `start` on are not used yet. Kept for the next answer.
-    buffer: Vec<u8>,
-    start: usize,
-}
-
-impl Connection {
-    /// Whether an idle connection can carry a request: neither closed by the server (an EOF
-    /// waiting) nor holding bytes nobody asked for. Costs no system call while the socket has
-    /// not been reported readable.
-    fn still_open(&self) -> bool {
-        let mut probe = [0u8; 1];
-        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
-    }
-
-    /// The bytes read and not used yet.
-    fn pending(&self) -> &[u8] {
-        &self.buffer[self.start..]
-    }
-
-    /// Marks the first `n` pending bytes used.
-    fn consume(&mut self, n: usize) {
-        self.start += n;
-        if self.start == self.buffer.len() {
-            self.buffer.clear();
-            self.start = 0;
-        }
-    }
-
-    /// The first `n` pending bytes, used.
-    fn take(&mut self, n: usize) -> Bytes {
-        let taken = Bytes::copy_from_slice(&self.pending()[..n]);
-        self.consume(n);
-        taken
-    }
-
-    /// Reads what the server sent next after the pending bytes; 0 at the end of the stream.
-    async fn fill(&mut self) -> std::io::Result<usize> {
-        if self.start > 0 {
-            self.buffer.drain(..self.start);
-            self.start = 0;
-        }
-        self.buffer.reserve(READ_CHUNK);
-        self.stream.read_buf(&mut self.buffer).await
-    }
-
-    /// As [`Connection::fill`], with the end of the stream an error saying `what` it cut.
-    async fn fill_or(&mut self, what: &str) -> Result<(), String> {
-        match self.fill().await {
-            Ok(0) => Err(format!("the server closed the connection {what}")),
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// Writes `request` and reads the head of its final answer (1xx interim answers skipped).
-    async fn exchange(&mut self, request: &[u8]) -> Result<Head, Failure> {
-        if let Err(e) = self.stream.write_all(request).await {
-            return Err(Failure::Unsent(format!("sending the request: {e}")));
-        }
-        let mut answered = !self.pending().is_empty();
-        loop {
-            if !self.pending().is_empty() {
-                let seen = self.pending().len();
-                if let Some((length, head)) = parse_head(self.pending()).map_err(Failure::Broken)? {
-                    self.consume(length);
-                    match head {
-                        Some(head) => return Ok(head),
-                        None => continue,
-                    }
-                }
-                if seen >= MAX_HEAD_BYTES {
-                    return Err(Failure::Broken(format!(
-                        "reading the response: its head is over the {} KiB limit",
-                        MAX_HEAD_BYTES / 1024
-                    )));
-                }
-            }
-            match self.fill().await {
-                Ok(0) if !answered => {
-                    return Err(Failure::Broken("the server closed the connection without answering".into()))
-                }
-                Ok(0) => {
-                    return Err(Failure::Broken(
-                        "reading the response: the server closed the connection in the response head".into(),
-                    ))
-                }
-                Ok(_) => answered = true,
-                Err(e) => return Err(Failure::Broken(format!("reading the response: {e}"))),
-            }
-        }
-    }
-}
-
-/// What the client needs of an answer's head.
-struct Head {
-    status: u16,
-    session_id: Option<String>,
-    /// Whether the body is a `text/event-stream`.
-    events: bool,
-    framing: Framing,
-    /// Whether the connection may carry another request after this answer.
-    keep_alive: bool,
-    /// Its `Content-Encoding`, when not `identity`.
-    coding: Option<String>,
-}
-
-/// Parses an answer head at the start of `bytes` (up to [`MAX_HEAD_BYTES`] of them): `None`
-/// when more bytes are needed, else its length and the head (`None` for a 1xx interim answer).
-fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Option<Head>)>, String> {
-    let bytes = &bytes[..bytes.len().min(MAX_HEAD_BYTES)];
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let length = match response.parse(bytes) {
-        Ok(httparse::Status::Complete(length)) => length,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(format!("reading the response: it has more than {MAX_HEADERS} headers"))
-        }
-        Err(e) => return Err(format!("reading the response: the answer is not HTTP/1.1 ({e})")),
-    };
-    let status = response.code.unwrap_or_default();
-    if (100..200).contains(&status) {
-        if status == 101 {
-            return Err("reading the response: the server switched protocols (HTTP 101)".into());
-        }
-        return Ok(Some((length, None)));
-    }
-    let mut session_id = None;
-    let mut events = false;
-    let mut lengths: Option<u64> = None;
-    let mut chunked = None;
-    let mut close = response.version != Some(1);
-    let mut coding: Option<String> = None;
-    for header in response.headers.iter() {
-        let name = header.name;
-        if name.eq_ignore_ascii_case(mcpd::headers::SESSION_ID) {
-            if session_id.is_none() {
-                session_id = visible_ascii(header.value).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-            }
-        } else if name.eq_ignore_ascii_case("content-type") {
-            events |= header.value.windows(17).any(|w| w.eq_ignore_ascii_case(b"text/event-stream"));
-        } else if name.eq_ignore_ascii_case("content-length") {
-            for value in header.value.split(|&b| b == b',') {
-                let value = value.trim_ascii();
-                let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
-                    .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-                    .flatten()
-                    .ok_or_else(|| {
-                        format!(
-                            "reading the response: invalid Content-Length {:?}",
-                            String::from_utf8_lossy(header.value)
-                        )
-                    })?;
-                if lengths.is_some_and(|known| known != parsed) {
-                    return Err("reading the response: conflicting Content-Length values".into());
-                }
-                lengths = Some(parsed);
-            }
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
-            chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
-        } else if name.eq_ignore_ascii_case("content-encoding") {
-            let value = String::from_utf8_lossy(header.value).trim().to_ascii_lowercase();
-            if !value.is_empty() && value != "identity" {
-                coding = Some(value);
-            }
-        } else if name.eq_ignore_ascii_case("connection") {
-            close |= header.value.split(|&b| b == b',').any(|token| token.trim_ascii().eq_ignore_ascii_case(b"close"));
-        }
-    }
-    let framing = match (chunked, lengths) {
-        _ if status == 204 || status == 304 => Framing::Length(0),
-        (Some(_), Some(_)) => {
-            return Err("reading the response: it has both Transfer-Encoding and Content-Length".into())
-        }
-        (Some(true), None) => Framing::Chunked(Chunk::Size),
-        (Some(false), None) => return Err("reading the response: unsupported Transfer-Encoding".into()),
-        (None, Some(length)) => Framing::Length(length),
-        (None, None) => Framing::Close,
-    };
-    let keep_alive = !close && !matches!(framing, Framing::Close);
-    Ok(Some((length, Some(Head { status, session_id, events, framing, keep_alive, coding }))))
-}
-
-/// A header value as text when it is visible ASCII (and tabs), as `HeaderValue::to_str` wants.
-fn visible_ascii(value: &[u8]) -> Option<&str> {
-    value.iter().all(|&b| b == b'\t' || (b' '..=b'~').contains(&b)).then(|| std::str::from_utf8(value).ok()).flatten()
-}
-
-/// The length of a chunked body's trailers and final CRLF at the start of `bytes`, `None`
-/// when more bytes are needed. (A function of its own: the headers array it parses into is not
-/// part of the body's future.)
-fn trailers_length(bytes: &[u8]) -> Result<Option<usize>, String> {
-    let mut trailers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    match httparse::parse_headers(&bytes[..bytes.len().min(MAX_HEAD_BYTES)], &mut trailers) {
-        Ok(httparse::Status::Complete((length, _))) => Ok(Some(length)),
-        Ok(httparse::Status::Partial) if bytes.len() >= MAX_HEAD_BYTES => {
-            Err(format!("the trailers are over {} KiB", MAX_HEAD_BYTES / 1024))
-        }
-        Ok(httparse::Status::Partial) => Ok(None),
-        Err(e) => Err(format!("invalid trailers ({e})")),
-    }
-}
-
-/// How an answer's body ends.
-enum Framing {
-    /// After this many more bytes.
-    Length(u64),
-    /// `Transfer-Encoding: chunked`, at this point of it.
-    Chunked(Chunk),
-    /// When the server closes the connection.
-    Close,
-    /// Read to its end.
-    Done,
-    /// Cut by an error: the connection is not reused.
-    Failed,
-}
-
-/// Where a chunked body is.
-enum Chunk {
-    /// Before a chunk size line.
-    Size,
-    /// Inside a chunk's data, this many bytes before its end.
-    Data(u64),
-    /// After a chunk's data, before its CRLF.
-    DataEnd,
-    /// After the last chunk: the trailers (skipped) and the final CRLF.
-    Trailers,
-}
-
-/// An answer's body, read from its connection as it comes.
-pub(super) struct PlainBody {
-    connection: Connection,
-    framing: Framing,
-    keep_alive: bool,
-    /// Body bytes handed out so far.
-    read: u64,
-    /// The most a body read whole may hold: a chunk announced past it is refused before its
-    /// bytes are waited for (no limit for an event stream, read as it comes).
-    limit: u64,
-}
-
-impl PlainBody {
-    /// The next chunk of the body (`None` at its end).
-    pub(super) async fn next_chunk(&mut self) -> Option<Result<Bytes, String>> {
-        match self.next().await {
-            Ok(Some(bytes)) => Some(Ok(bytes)),
-            Ok(None) => None,
-            Err(e) => {
-                self.framing = Framing::Failed;
-                Some(Err(e))
-            }
-        }
-    }
-
-    /// The next bytes of the body as they arrive, `None` at its end.
-    async fn next(&mut self) -> Result<Option<Bytes>, String> {
-        let connection = &mut self.connection;
-        loop {
-            let available = connection.pending().len() as u64;
-            match &mut self.framing {
-                Framing::Done | Framing::Failed => return Ok(None),
-                Framing::Length(0) => self.framing = Framing::Done,
-                Framing::Length(left) if available == 0 => {
-                    let what = format!("{left} bytes before the end of the body");
-                    connection.fill_or(&what).await?;
-                }
-                Framing::Length(left) => {
-                    let n = available.min(*left);
-                    *left -= n;
-                    self.read += n;
-                    return Ok(Some(connection.take(n as usize)));
-                }
-                Framing::Close if available == 0 => {
-                    if connection.fill().await.map_err(|e| e.to_string())? == 0 {
-                        self.framing = Framing::Done;
-                    }
-                }
-                Framing::Close => return Ok(Some(connection.take(available as usize))),
-                Framing::Chunked(chunk) => match chunk {
-                    Chunk::Size => match httparse::parse_chunk_size(connection.pending()) {
-                        Ok(httparse::Status::Complete((length, 0))) => {
-                            connection.consume(length);
-                            *chunk = Chunk::Trailers;
-                        }
-                        Ok(httparse::Status::Complete((length, size))) => {
-                            if self.read.saturating_add(size) > self.limit {
-                                return Err(format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit"));
-                            }
-                            connection.consume(length);
-                            *chunk = Chunk::Data(size);
-                        }
-                        Ok(httparse::Status::Partial) if available as usize >= MAX_HEAD_BYTES => {
-                            return Err(format!("a chunk size line is over {} KiB", MAX_HEAD_BYTES / 1024))
-                        }
-                        Ok(httparse::Status::Partial) => connection.fill_or("in a chunk size line").await?,
-                        Err(_) => return Err("invalid chunk size line".into()),
-                    },
-                    Chunk::Data(0) => *chunk = Chunk::DataEnd,
-                    Chunk::Data(_) if available == 0 => connection.fill_or("inside a chunk").await?,
-                    Chunk::Data(left) => {
-                        let n = available.min(*left);
-                        *left -= n;
-                        self.read += n;
-                        return Ok(Some(connection.take(n as usize)));
-                    }
-                    Chunk::DataEnd if available < 2 => connection.fill_or("after a chunk").await?,
-                    Chunk::DataEnd => {
-                        if &connection.pending()[..2] != b"\r\n" {
-                            return Err("a chunk does not end with CRLF".into());
-                        }
-                        connection.consume(2);
-                        *chunk = Chunk::Size;
-                    }
-                    Chunk::Trailers => match trailers_length(connection.pending())? {
-                        Some(length) => {
-                            connection.consume(length);
-                            self.framing = Framing::Done;
-                        }
-                        None => connection.fill_or("in the trailers").await?,
-                    },
-                },
-            }
-        }
-    }
-
-    /// The whole body, up to [`MAX_RESPONSE_BYTES`].
-    async fn whole(&mut self) -> Result<Bytes, String> {
-        let over = || format!("the body is over the {MAX_RESPONSE_BYTES}-byte limit");
-        self.limit = MAX_RESPONSE_BYTES as u64;
-        if let Framing::Length(length) = self.framing {
-            if length > MAX_RESPONSE_BYTES as u64 {
-                self.framing = Framing::Failed;
-                return Err(over());
-            }
-        }
-        let mut first = Bytes::new();
-        let mut more: Vec<u8> = Vec::new();
-        while let Some(chunk) = self.next_chunk().await {
-            let chunk = chunk?;
-            if first.len() + more.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                self.framing = Framing::Failed;
-                return Err(over());
-            }
-            if first.is_empty() && more.is_empty() {
-                first = chunk;
-            } else {
-                if more.is_empty() {
-                    more.extend_from_slice(&first);
-                }
-                more.extend_from_slice(&chunk);
-            }
-        }
-        Ok(if more.is_empty() { first } else { Bytes::from(more) })
-    }
-
-    /// The connection, when the body was read to its end, nothing came after it and the answer
-    /// allowed keep-alive.
-    fn reusable(self) -> Option<Connection> {
-        let done = matches!(self.framing, Framing::Done);
-        (done && self.keep_alive && self.connection.pending().is_empty()).then_some(self.connection)
-    }
-}
-
 #[cfg(test)]
 mod props;
 
@@ -642,6 +266,7 @@ mod tests {
     use std::time::Duration;
 
     use awc::http::header::{HeaderName, HeaderValue};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tokio::net::TcpListener;
 
     /// How long any read, accept or call of these tests may take.
@@ -969,22 +594,5 @@ mod tests {
         let e = error(call(&plain, "{}").await);
         assert!(e.contains("reading the response: the answer is not HTTP/1.1"), "{e}");
         within("the server", server).await.unwrap();
-    }
-
-    #[test]
-    fn conflicting_or_invalid_framing_headers_are_refused() {
-        let refused = |head: &str| match parse_head(head.as_bytes()) {
-            Err(e) => e,
-            Ok(_) => panic!("accepted {head:?}"),
-        };
-        let e = refused("HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n");
-        assert_eq!(e, "reading the response: conflicting Content-Length values");
-        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: 2, 3\r\n\r\n").contains("conflicting"));
-        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: -2\r\n\r\n").contains("invalid Content-Length \"-2\""));
-        assert!(refused("HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n")
-            .contains("both Transfer-Encoding and Content-Length"));
-        assert!(refused("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n").contains("unsupported Transfer-Encoding"));
-        let same = parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: 2, 2\r\n\r\n").unwrap().unwrap().1.unwrap();
-        assert!(matches!(same.framing, Framing::Length(2)) && same.keep_alive);
     }
 }

@@ -173,6 +173,12 @@ impl Link {
         std::mem::replace(&mut *self.wire.borrow_mut(), wire)
     }
 
+    /// Makes an open HTTP+SSE channel the carrier to negotiate over (the wire it replaces is
+    /// dropped).
+    pub(super) fn negotiate_over_sse(&self, channel: Rc<SseChannel>) {
+        drop(self.replace_wire(Wire::Connecting(Carrier::Sse(channel))));
+    }
+
     /// Keeps the session id an HTTP answer carried: during the handshake (the session will use
     /// it), or in a session (the server may assign one late). Other wires have no session.
     pub(super) fn adopt_session_id(&self, id: &str) {

@@ -14,6 +14,7 @@ use proptest::test_runner::{Config, TestRunner};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
+use super::head::{MAX_HEADERS, MAX_HEAD_BYTES};
 use super::*;
 
 /// How an answer's body is framed.
