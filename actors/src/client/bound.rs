@@ -27,8 +27,8 @@ use std::task::{Context, Poll};
 use futures_util::task::{waker_ref, ArcWake, AtomicWaker};
 use tokio::sync::oneshot;
 
-use super::connection::Passed;
 use super::error::ClientError;
+use super::tool_call::Passed;
 
 /// A call's outcome.
 type Outcome = Result<Passed, ClientError>;

@@ -31,13 +31,13 @@ use serde_json::{Map, Value};
 
 use super::bound::ThreadBound;
 use super::connection::{
-    call_tool, forward_tool_call, pass_tool_call, CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask,
-    ClientConnection, GetTask, Invalidate, List, Listable, Passed, SendRequest, StartToolCall,
+    CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List, Listable, SendRequest, StartToolCall,
 };
 use super::error::ClientError;
 use super::handlers::{CallHandlers, ClientHandlers};
 use super::link::{Link, LinkConfig, LinkShare, ToolName};
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
+use super::tool_call::{call_tool, forward_tool_call, pass_tool_call, CallOutcome, CallResult, CallTool, Passed};
 use crate::counts::ActorCounts;
 
 /// One configured remote server.

@@ -15,11 +15,11 @@ pub mod oauth;
 mod stdio;
 mod task;
 pub(crate) mod tls;
+mod tool_call;
 
-pub(crate) use connection::Passed;
 pub use connection::{
-    CallOutcome, CallResult, CallTool, CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List,
-    ListTools, Listable, SendRequest, StartToolCall,
+    CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List, ListTools, Listable, SendRequest,
+    StartToolCall,
 };
 pub use error::ClientError;
 pub use handlers::{
@@ -28,3 +28,5 @@ pub use handlers::{
 pub(crate) use link::ToolName;
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::{ClientManager, ServerRecord};
+pub(crate) use tool_call::Passed;
+pub use tool_call::{CallOutcome, CallResult, CallTool};
