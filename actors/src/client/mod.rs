@@ -6,12 +6,14 @@
 
 mod bound;
 mod connection;
+mod credentials;
 mod error;
 mod handlers;
 mod link;
 mod listing;
 mod manager;
 pub mod oauth;
+mod record;
 mod stdio;
 mod task;
 pub(crate) mod tls;
@@ -27,6 +29,7 @@ pub use handlers::{
 };
 pub(crate) use link::ToolName;
 pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
-pub use manager::{ClientManager, ServerRecord};
+pub use manager::ClientManager;
+pub use record::ServerRecord;
 pub(crate) use tool_call::Passed;
 pub use tool_call::{CallOutcome, CallResult, CallTool};

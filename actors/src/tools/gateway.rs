@@ -452,11 +452,11 @@ impl ToolLane for Lane {
         let meta = trace_context(|key| call.meta.and_then(|meta| meta.get(key)));
         let meta = (!meta.is_empty()).then_some(meta);
         let manager = &self.gateway.manager;
-        let call =
-            manager.start_forward(&self.server, &self.tool, arguments, meta.as_ref(), call.client_capabilities)?;
+        let forwarding =
+            manager.forward(&self.server, &self.tool, arguments, meta.as_ref(), call.client_capabilities)?;
         let (gateway, server) = (self.gateway.clone(), self.server.clone());
         Some(Box::pin(async move {
-            match gateway.manager.finish_forward(&server, call).await {
+            match forwarding.await {
                 Some(outcome) => {
                     forward::passed_on(&gateway.remote_metrics, &gateway.health, &server, started, outcome)
                 }
