@@ -1,12 +1,11 @@
 //! Satellite calls bound to their thread, awaited through a `Send` handle.
 //!
 //! A satellite's call future holds the thread's link (`Rc`, awc): it is not `Send`, while a
-//! catalog handler's future must be. Spawning the call as a task of its own made the handler's
-//! future `Send` at the price of a task per call and one more wake-up of the caller's task (the
-//! task's end wakes the caller, instead of the answer itself). Here the call's future waits in a
-//! table of this thread, and the caller's future holds only its number there ([`ThreadBound`]):
-//! polling the handle polls the call, whose wakes reach the caller's own task (no task of its
-//! own), dropping it drops the call (which closes its stream, as aborting the task did).
+//! catalog handler's future must be. The call's future waits in a table of this thread, and the
+//! caller's future holds only its number there ([`ThreadBound`]): polling the handle polls the
+//! call, whose wakes reach the caller's own task — no task per call, and the answer itself wakes
+//! the caller, not a task's end — and dropping the handle drops the call (which closes its
+//! stream).
 //!
 //! The call is polled only when something it waits for woke it: the caller's task also wakes
 //! for its own reasons (an HTTP handler's task, for the end of its request body), and each such
