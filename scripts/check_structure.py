@@ -3,11 +3,12 @@
 
 1. No code file of `src/`, `actors/src/` or `benches/` has more than 600 lines before its test
    module (`#[cfg(test)]` at the start of a line, or the end of the file).
-2. No import loop between files: a file's imports are read from its `use crate::…`,
-   `use super::…`, `use self::…` items (nested groups included) and from `crate::`/`super::`
-   paths in its code; each names the file that holds the item (a module's own file, or the file
-   of the module whose item it is). A parent declaring its children (`mod x;`) is not an import;
-   a child taking items from its parent's file is.
+2. No import loop between files: a file's imports are read from its `use` items (`crate::…`,
+   `super::…`, `self::…`, and a child's `child::…`; nested groups included) and from
+   `crate::`/`super::`/`self::` paths in its code; each names the file that defines the item,
+   following `pub use` re-exports to it. A parent declaring its children (`mod x;`) is not an
+   import; a parent re-exporting a child's item and the child taking an item from the parent's
+   file is a loop (the shared item belongs in a file of its own).
 3. Every link of README.md and docs/*.md to a file or a heading of this repository resolves.
 
 Prints each violation and exits 1 when there is one; `--list` prints every file's size and
@@ -80,6 +81,8 @@ class Crate:
         self.root = root
         self.base = base
         self.files: dict[tuple[str, ...], Path] = {}
+        self._texts: dict[Path, str] = {}
+        self._reexports: dict[tuple[str, ...], dict[str, str]] = {}
         for path in sorted((root / base).rglob("*.rs")):
             self.files[self.module_of(path)] = path
 
@@ -98,7 +101,7 @@ class Crate:
             return module[:2]
         return ()
 
-    def resolve(self, module: tuple[str, ...], path: str) -> Path | None:
+    def resolve(self, module: tuple[str, ...], path: str, depth: int = 0) -> Path | None:
         """The file holding what `path` (as written in `module`'s file) names."""
         segments = path.split("::")
         if segments[0] == "crate":
@@ -113,14 +116,51 @@ class Crate:
                     current.pop()
                 segments = segments[1:]
         best = tuple(current)
+        rest = list(segments)
         for segment in segments:
             candidate = tuple(current + [segment])
             if candidate in self.files:
                 current.append(segment)
                 best = candidate
+                rest.pop(0)
             else:
                 break
-        return self.files.get(best)
+        return self.through_reexports(best, rest, depth)
+
+    def through_reexports(self, module: tuple[str, ...], rest: list[str], depth: int) -> Path | None:
+        """The file defining `rest[0]` of `module`: the module's own file, or, for an item it
+        only re-exports (`pub use other::Item`), the file that defines it there."""
+        file = self.files.get(module)
+        if file is None or not rest or depth > 8:
+            return file
+        item = rest[0]
+        if re.search(rf"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:struct|enum|fn|trait|type|const|static|union|mod)\s+{re.escape(item)}\b", self.text(file), re.M):
+            return file
+        source = self.reexports(module).get(item)
+        if source is None:
+            return file
+        return self.resolve(module, source, depth + 1) or file
+
+    def text(self, file: Path) -> str:
+        if file not in self._texts:
+            self._texts[file] = strip_comments(file.read_text(encoding="utf-8"))
+        return self._texts[file]
+
+    def reexports(self, module: tuple[str, ...]) -> dict[str, str]:
+        """What a module's file re-exports (`pub use …`), by the name it exports it as."""
+        if module in self._reexports:
+            return self._reexports[module]
+        out: dict[str, str] = {}
+        for use in re.finditer(r"^\s*pub(?:\([^)]*\))?\s+use\s+([^;]+);", self.text(self.files[module]), re.M):
+            for full in expand(use.group(1)):
+                name = full.split("::")[-1]
+                if name in ("*", "self"):
+                    continue
+                if not full.startswith(("crate::", "super::", "self::")):
+                    full = "self::" + full
+                out[name] = full
+        self._reexports[module] = out
+        return out
 
 
 def imports(crate: Crate, module: tuple[str, ...], path: Path) -> set[Path]:
@@ -134,21 +174,14 @@ def imports(crate: Crate, module: tuple[str, ...], path: Path) -> set[Path]:
     names.extend(m.group(1) for m in PATH.finditer(USE.sub("", text)))
     for name in names:
         if not name.startswith(("crate::", "super::", "self::")):
-            continue
+            # A path relative to this module: a child's item (`pub use child::Item`).
+            if tuple(module) + (name.split("::")[0],) not in crate.files:
+                continue
+            name = "self::" + name
         target = crate.resolve(module, name)
         if target is not None and target != path:
             found.add(target)
     return found
-
-
-def parent_files(crate: Crate, module: tuple[str, ...]) -> set[Path]:
-    """The files of a module's ancestors (which declare it: not imports of it)."""
-    out = set()
-    for n in range(len(module)):
-        parent = crate.files.get(module[:n])
-        if parent:
-            out.add(parent)
-    return out
 
 
 def find_cycles(graph: dict[Path, set[Path]]) -> list[list[Path]]:
@@ -247,7 +280,7 @@ def main(argv: list[str]) -> int:
             lines = code_lines(path.read_text(encoding="utf-8"))
             if lines > MAX_LINES:
                 problems.append(f"{path.relative_to(root)}: {lines} lines before its tests (at most {MAX_LINES})")
-            graph[path] = imports(crate, module, path) - parent_files(crate, module)
+            graph[path] = imports(crate, module, path)
             if listing:
                 targets = ", ".join(str(t.relative_to(root)) for t in sorted(graph[path]))
                 print(f"{lines:5} {path.relative_to(root)} -> {targets}")
