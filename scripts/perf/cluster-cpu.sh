@@ -1,5 +1,5 @@
 #!/bin/bash
-# Cluster mode's cost (issue 15): CPU per request of one `mcpd serve -s` in memory mode, of three
+# Cluster mode's cost: CPU per request of one `mcpd serve -s` in memory mode, of three
 # `mcpd serve -s` (no Redis) behind nginx round-robin, and of three `mcpd serve -s --redis`
 # behind nginx — same machine, same run, loaded by wrk with `tools/call echo`:
 #   - stateless (2026-07-28, stateless.lua, -t1 -c16): one instance, three without Redis, three

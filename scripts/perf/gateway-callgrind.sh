@@ -3,7 +3,7 @@
 # remote `mcpd serve` and a gateway `mcpd serve --servers` to it, each under callgrind; warm up
 # with 300 calls of `remote__echo` through the gateway, zero both counters, send N, dump both.
 # Prints user-space instructions and mallocs per call in each process and the gateway/remote
-# ratio (issue 14's "gateway CPU per call <= 1.8x the remote's"); the profiles are left in
+# ratio; the profiles are left in
 # OUT.gateway.PID.1 and OUT.remote.PID.1 (callgrind_annotate them).
 #
 # usage: scripts/perf/gateway-callgrind.sh WIRE GATEWAY_PORT REMOTE_PORT N OUT

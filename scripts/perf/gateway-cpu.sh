@@ -1,6 +1,6 @@
 #!/bin/bash
-# CPU per gateway call, in the gateway and in the remote (issue 14: the gateway's CPU per call
-# <= 1.8x the remote's), measured natively in one run: a remote `mcpd serve` and a gateway
+# CPU per gateway call, in the gateway and in the remote
+# measured natively in one run: a remote `mcpd serve` and a gateway
 # `mcpd serve --servers` to it, loaded by wrk with stateless `tools/call remote__echo` through
 # the gateway; utime+stime of each process from /proc/PID/stat around each run (kernel time
 # included, which callgrind does not see). Prints CPU us per call of each and their ratio.

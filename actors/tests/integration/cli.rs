@@ -1,4 +1,4 @@
-//! The `mcpd` command line (issue item 7), driven through the real binary: usage errors are one
+//! The `mcpd` command line, driven through the real binary: usage errors are one
 //! line on stderr with exit code 2, unsafe or impossible configurations refuse to start, and
 //! flags, the environment and properties files configure what clients see.
 

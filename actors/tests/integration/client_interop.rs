@@ -1,4 +1,4 @@
-//! The client runtime (`ClientManager`) against independent MCP servers (issue item 6), each a
+//! The client runtime (`ClientManager`) against independent MCP servers, each a
 //! child process on 127.0.0.1 that logs one `REQUEST {json}` line per HTTP request, so every test
 //! also asserts which wire the client negotiated:
 //!

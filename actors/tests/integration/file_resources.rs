@@ -1,4 +1,4 @@
-//! Resources of `mcpd serve` (issue 12): project files through `file:///{+path}` (text and
+//! Resources of `mcpd serve`: project files through `file:///{+path}` (text and
 //! binary, MIME types, escapes refused exactly as the file tools refuse them), the listing
 //! (ignore files, hidden entries, its cap, pages), subscriptions backed by file watching over
 //! stdio and a streamable-HTTP session (a changed file is announced within a second; others are

@@ -1,4 +1,4 @@
-//! The gateway end to end (issue 14's "done when"), through the real binary as an operator runs
+//! The gateway end to end, through the real binary as an operator runs
 //! it: `mcpd serve -s --servers FILE --access FILE` over npm server-everything (stdio) and
 //! another `mcpd` over HTTP, with the official Python SDK as every downstream client, presenting
 //! its access-file key as `Authorization: Bearer`. The full client ("ops") lists and uses both

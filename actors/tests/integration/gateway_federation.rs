@@ -1,4 +1,4 @@
-//! Gateway federation (issue 14, part 2), through real processes: `mcpd serve -s --servers FILE`
+//! Gateway federation, through real processes: `mcpd serve -s --servers FILE`
 //! over npm server-everything (stdio, first in the file) and another `mcpd` over HTTP (declared
 //! prompts and resources, project files), with the official Python SDK as the downstream client.
 //! Remote prompts are listed as `<server>__<prompt>` and rendered by their remote; resources and

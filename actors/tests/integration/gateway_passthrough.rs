@@ -1,4 +1,4 @@
-//! Gateway pass-through (issue 14, part 3), through real processes, with the official Python SDK
+//! Gateway pass-through, through real processes, with the official Python SDK
 //! as the calling client of `mcpd -s --servers`:
 //!
 //! - in a session, over npm server-everything (stdio): the remote's progress reaches the

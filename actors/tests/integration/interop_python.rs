@@ -1,4 +1,4 @@
-//! Interop with the official Python MCP SDK (issue item 8): `actors/tests/interop/py_client.py`
+//! Interop with the official Python MCP SDK: `actors/tests/interop/py_client.py`
 //! (mcp==2.3.0) talks to the real `mcpd` binary over stdio and HTTP, in the handshake era and
 //! in the stateless 2026-07-28 era, with and without an API key.
 //!

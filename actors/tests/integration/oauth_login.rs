@@ -1,4 +1,4 @@
-//! OAuth for people, the command line and the gateway (issue 11): the credentials file
+//! OAuth for people, the command line and the gateway: the credentials file
 //! (`FileStore`), the loopback user agent of `mcpd login` (`LoopbackAgent`), `mcpd login` /
 //! `mcpd logout`, what `mcpd call` says when only a person can help, and the servers file's
 //! `oauth` settings reaching the client.

@@ -1,4 +1,4 @@
-//! The stdio transport (issue item 5) through the real `mcpd` binary: newline-delimited
+//! The stdio transport through the real `mcpd` binary: newline-delimited
 //! JSON-RPC on stdin/stdout, only MCP on stdout, logs on stderr, every request answered before
 //! the process exits at end of input.
 
