@@ -1,16 +1,18 @@
 //! The command line of `mcpd`: `serve` (the default), the client commands `tools`, `call` and
-//! `task`,
-//! and `login` / `logout` (OAuth credentials for remotes),
-//! parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
+//! `task`, and `login` / `logout` (OAuth credentials for remotes), parsed with clap. Only the parsing lives here; [`crate::settings`] turns the serve flags into
 //! a configuration.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// mcpd: an actor-based MCP server. Without a port it speaks MCP on stdin/stdout.
+/// What `mcpd --help` opens with.
+const ABOUT: &str = "Serve tools, prompts and resources to MCP clients (stdio by default, HTTP with -p), \
+put remote MCP servers behind one endpoint (--servers), or call a remote server (tools, call, task, login).";
+
+/// mcpd: serve MCP over stdio or HTTP, federate remote servers, or call one.
 #[derive(Debug, Parser)]
-#[command(name = "mcpd", version, about, args_conflicts_with_subcommands = true, disable_version_flag = true)]
+#[command(name = "mcpd", version, about = ABOUT, args_conflicts_with_subcommands = true, disable_version_flag = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
