@@ -173,6 +173,46 @@ async fn tampered_or_foreign_request_state_is_rejected() {
     }
 }
 
+/// A requestState is sealed for the caller it was issued to: another access-file client retrying
+/// with it is refused exactly as for a tampered state (`-32602`), and its owner completes.
+#[actix_rt::test]
+async fn request_state_of_one_caller_is_refused_for_another() {
+    const DEV: &str = "dev-key-0123456789abcdef";
+    const CI: &str = "ci-key-0123456789abcdef";
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    let clients = json!({"clients": [
+        {"name": "dev", "key": DEV, "tools": ["*"]},
+        {"name": "ci", "key": CI, "tools": ["*"]}
+    ]});
+    std::fs::write(&access, clients.to_string()).unwrap();
+    let control = mcpd_actors::access::AccessControl::load(&access).unwrap();
+    let live = Arc::new(LiveCatalog::new(mrtr_catalog()));
+    let server = start_live(live, ServerOptions::default(), |c| c.access = Some(control)).await;
+    let first = with_caps(
+        modern_request(1, "tools/call", json!({"name":"greet","arguments":{"formal":true}})),
+        elicitation_caps(),
+    );
+    let as_dev = format!("Bearer {DEV}");
+    let as_ci = format!("Bearer {CI}");
+    let reply = post_call(&server, &first, &[("authorization", &as_dev)]).await;
+    let state =
+        reply.json()["result"]["requestState"].as_str().unwrap_or_else(|| panic!("{:?}", reply.json())).to_owned();
+    let mut retry = first.clone();
+    retry["id"] = json!(2);
+    retry["params"]["inputResponses"] = json!({"who": {"action": "accept", "content": {"name": "Ada"}}});
+    retry["params"]["requestState"] = json!(state);
+    let mut tampered = retry.clone();
+    tampered["params"]["requestState"] = json!(format!("{state}x"));
+
+    let foreign = post_call(&server, &retry, &[("authorization", &as_ci)]).await;
+    let forged = post_call(&server, &tampered, &[("authorization", &as_ci)]).await;
+    assert_eq!(foreign.error_code(), -32602, "{:?}", foreign.json());
+    assert_eq!(foreign.json()["error"], forged.json()["error"], "as a tampered state");
+    let done = post_call(&server, &retry, &[("authorization", &as_dev)]).await.json();
+    assert_eq!(done["result"]["content"][0]["text"], "Good day, Ada.", "{done}");
+}
+
 /// Input requests for capabilities the client did not declare are dropped; when none is left
 /// the answer is -32021 (HTTP 400) naming what is missing. `require_client_capability` too.
 #[actix_rt::test]
@@ -315,4 +355,61 @@ async fn listen_streams_acknowledge_filter_and_tag() {
     assert_eq!(updated["method"], "notifications/resources/updated");
     assert_eq!(updated["params"]["uri"], "test://r");
     assert!(prompts.next(Duration::from_millis(300)).await.is_none(), "a prompts-only stream hears nothing of tools");
+}
+
+/// A listen stream hears only what its own caller may see: a client whose access names no
+/// prompt hears no prompt list change (its filter acknowledged as anyone's, so nothing leaks),
+/// while a client seeing every prompt hears it.
+#[actix_rt::test]
+async fn a_listen_stream_carries_only_what_its_caller_sees() {
+    const DEV: &str = "dev-key-0123456789abcdef";
+    const CI: &str = "ci-key-0123456789abcdef";
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    let clients = json!({"clients": [
+        {"name": "dev", "key": DEV, "tools": ["*"], "prompts": ["*"]},
+        {"name": "ci", "key": CI, "tools": ["echo"]}
+    ]});
+    std::fs::write(&access, clients.to_string()).unwrap();
+    let control = mcpd_actors::access::AccessControl::load(&access).unwrap();
+    let live = Arc::new(LiveCatalog::new(mrtr_catalog()));
+    let server = start_live(live.clone(), ServerOptions::default(), |c| c.access = Some(control)).await;
+    let listen = |key: &'static str| {
+        let body = modern_request(
+            7,
+            "subscriptions/listen",
+            json!({"notifications":
+            {"toolsListChanged": true, "promptsListChanged": true}}),
+        );
+        let server = &server;
+        async move {
+            let bearer = format!("Bearer {key}");
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "subscriptions/listen"),
+                ("authorization", bearer.as_str()),
+            ];
+            SseReader::new(open("POST", server, "/mcp", &headers, Some(&body)).await)
+        }
+    };
+    let mut dev = listen(DEV).await;
+    let mut ci = listen(CI).await;
+    // Both are acknowledged alike: the filter does not tell ci what exists.
+    let both = json!({"toolsListChanged": true, "promptsListChanged": true});
+    for stream in [&mut dev, &mut ci] {
+        let ack = stream.next(Duration::from_secs(5)).await.unwrap().json();
+        assert_eq!(ack["params"]["notifications"], both, "{ack}");
+    }
+
+    live.update(|c| {
+        c.add_prompt(
+            mcpd::model::Prompt::new("secret", "Not for ci.", Vec::new()),
+            |_a: Map<String, Value>, _ctx| async move {
+                Ok(mcpd::model::GetPromptResult { description: None, messages: Vec::new() })
+            },
+        );
+    });
+    let heard = dev.next(Duration::from_secs(5)).await.unwrap().json();
+    assert_eq!(heard["method"], "notifications/prompts/list_changed");
+    assert!(ci.next(Duration::from_millis(300)).await.is_none(), "ci sees no prompt and hears no change of them");
 }

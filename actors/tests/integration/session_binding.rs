@@ -3,8 +3,9 @@
 //! request), the standalone `GET`, a resumption with `Last-Event-ID`, `DELETE`, the 2024-11-05
 //! `POST /messages` — gets exactly what an unknown session gets, the refusal is counted and
 //! logged once, and the owner's session goes on. The same for two OAuth subjects (tokens of the
-//! resource-server tests' authorization server), across three cluster instances sharing Redis,
-//! and for what else a caller opens: another client's task is unknown to it.
+//! resource-server tests' authorization server), across three cluster instances sharing Redis
+//! (directly, and round-robin behind nginx), and for what else a caller opens: another client's
+//! task is unknown to it.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -14,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::cluster_redis::{free_port, redis_installed, Redis};
 use crate::support::eventually::eventually_blocking;
+use crate::support::nginx::{self, Nginx};
 use crate::support::oidc;
 use crate::support::process::{self, HttpChild};
 
@@ -276,6 +278,54 @@ fn cluster_instances_serve_a_session_only_to_its_owner() {
     for instance in &instances {
         eventually_blocking("the session ended everywhere", Duration::from_secs(10), || {
             match send(instance.port, "POST", DEV, Some(&session), &[], &tools_list()) {
+                (404, _, _) => Ok(()),
+                (status, _, body) => Err(format!("{status}: {body}")),
+            }
+        });
+    }
+}
+
+#[test]
+fn through_nginx_every_instance_serves_a_session_only_to_its_owner() {
+    if !redis_installed() || !nginx::installed() {
+        return;
+    }
+    let redis_port = free_port();
+    let _redis = Redis::start(redis_port);
+    let dir = tempfile::tempdir().unwrap();
+    let access = access_file(dir.path());
+    let redis = format!("redis://127.0.0.1:{redis_port}");
+    let instances: Vec<HttpChild> = (0..3)
+        .map(|_| {
+            HttpChild::spawn(&[
+                "serve",
+                "-s",
+                "--no-file-tools",
+                "--access",
+                access.to_str().unwrap(),
+                "--redis",
+                &redis,
+            ])
+        })
+        .collect();
+    let ports: Vec<u16> = instances.iter().map(|i| i.port).collect();
+    let proxy = Nginx::start(&ports);
+    let session = initialize(proxy.port, DEV);
+    // Round-robin spreads each round's requests over the three instances: whichever answers,
+    // every use by `ci` is an unknown session's, and `dev` goes on using it.
+    const ROUNDS: u64 = 6;
+    for _ in 0..ROUNDS {
+        every_use_by_another_identity_is_unknown(proxy.port, DEV, CI, &session);
+    }
+    // Each round is seven refused uses (four POSTs, two GETs, one DELETE), each counted once by
+    // the instance that answered it.
+    let counts: Vec<u64> = ports.iter().map(|&p| metric(p, DEV, "mcpd_session_refusals_total")).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 7 * ROUNDS, "refusals per instance: {counts:?}");
+    assert!(counts.iter().all(|&c| c >= 1), "every instance refused some use: {counts:?}");
+    assert_eq!(send(proxy.port, "DELETE", DEV, Some(&session), &[], "").0, 200);
+    for &port in &ports {
+        eventually_blocking("the session ended everywhere", Duration::from_secs(10), || {
+            match send(port, "POST", DEV, Some(&session), &[], &tools_list()) {
                 (404, _, _) => Ok(()),
                 (status, _, body) => Err(format!("{status}: {body}")),
             }

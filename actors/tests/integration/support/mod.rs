@@ -6,6 +6,7 @@ pub(crate) mod eventually;
 pub(crate) mod hostile;
 pub(crate) mod interop_servers;
 pub(crate) mod mock_http;
+pub(crate) mod nginx;
 pub(crate) mod oidc;
 pub(crate) mod process;
 pub(crate) mod py_session;
