@@ -515,3 +515,68 @@ async fn a_session_hears_list_changed_when_the_access_file_is_reloaded() {
     assert_eq!(heard.json()["method"], "notifications/tools/list_changed", "{heard:?}");
     assert_eq!(list(), ["time"]);
 }
+
+/// The gateway's federated prompts and resources pass the same screen as its tools: a client
+/// whose access names none lists none and reads or gets one as it would one that does not
+/// exist; a client with `resources: ["note://*"]` and `prompts: ["remote__*"]` reaches exactly
+/// those of the remote.
+#[test]
+fn federated_prompts_and_resources_are_screened_per_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let remote = crate::gateway_federation::http_remote(&dir);
+    let servers = dir.path().join("servers.json");
+    write_json(&servers, &json!({"mcpServers": {"remote": {"url": remote.url()}}}));
+    let access = dir.path().join("access.json");
+    write_json(
+        &access,
+        &json!({"clients": [
+            {"name": "docs", "key": ALPHA, "tools": ["*"], "prompts": ["remote__*"], "resources": ["note://*"]},
+            {"name": "ci", "key": BETA, "tools": ["*"]}
+        ]}),
+    );
+    let mut cmd = process::mcpd_command();
+    cmd.args(["--servers", servers.to_str().unwrap(), "--access", access.to_str().unwrap(), "--key", ADMIN]);
+    let gateway = HttpChild::spawn_command(cmd);
+    eventually_blocking("the remote's resources are federated", Duration::from_secs(15), || {
+        let status: Value = serde_json::from_str(&get(&gateway, "/status")).unwrap_or_default();
+        match status["remotes"][0]["up"] == true && status["remotes"][0]["resources"].as_u64() >= Some(1) {
+            true => Ok(()),
+            false => Err(status),
+        }
+    });
+    let result = |key: &str, method: &str, params: Value| rpc(&gateway, Some(key), 7, method, params).2;
+    let names = |answer: &Value, list: &str, field: &str| -> Vec<String> {
+        let items = answer["result"][list].as_array().unwrap_or_else(|| panic!("{answer}"));
+        items.iter().map(|i| i[field].as_str().unwrap().to_owned()).collect()
+    };
+    // The operator's key sees everything the remote offers.
+    let everything = result(ADMIN, "resources/list", json!({}));
+    assert!(names(&everything, "resources", "uri").contains(&"note://style".to_owned()), "{everything}");
+    assert!(names(&everything, "resources", "uri").len() >= 2, "{everything}");
+
+    // ci: nothing, and a hidden one answers as an absent one.
+    assert_eq!(names(&result(BETA, "resources/list", json!({})), "resources", "uri"), Vec::<String>::new());
+    assert_eq!(names(&result(BETA, "prompts/list", json!({})), "prompts", "name"), Vec::<String>::new());
+    let hidden = result(BETA, "resources/read", json!({"uri": "note://style"}));
+    let absent = result(BETA, "resources/read", json!({"uri": "note://absent"}));
+    assert!(hidden["error"].is_object(), "{hidden}");
+    assert_eq!(
+        hidden["error"].to_string().replace("note://style", "X"),
+        absent["error"].to_string().replace("note://absent", "X")
+    );
+    let prompt = json!({"name": "remote__greet", "arguments": {"who": "Ada", "style": "formal"}});
+    let hidden = result(BETA, "prompts/get", prompt.clone());
+    let absent = result(BETA, "prompts/get", json!({"name": "remote__absent", "arguments": {}}));
+    assert!(hidden["error"].is_object(), "{hidden}");
+    assert_eq!(hidden["error"]["code"], absent["error"]["code"], "{hidden} {absent}");
+
+    // docs: exactly its patterns.
+    assert_eq!(names(&result(ALPHA, "resources/list", json!({})), "resources", "uri"), vec!["note://style".to_owned()]);
+    let read = result(ALPHA, "resources/read", json!({"uri": "note://style"}));
+    assert_eq!(read["result"]["contents"][0]["text"], "Use British spelling.", "{read}");
+    let other = result(ALPHA, "resources/read", json!({"uri": "demo://resource/static/document/instructions.md"}));
+    assert!(other["error"].is_object(), "{other}");
+    assert_eq!(names(&result(ALPHA, "prompts/list", json!({})), "prompts", "name"), vec!["remote__greet".to_owned()]);
+    let got = result(ALPHA, "prompts/get", prompt);
+    assert!(got["result"]["messages"][0]["content"]["text"].as_str().is_some_and(|t| t.contains("Ada")), "{got}");
+}
