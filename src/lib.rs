@@ -37,6 +37,7 @@ pub mod model;
 pub mod mrtr;
 pub mod server;
 pub mod tasks;
+mod timestamp;
 pub mod version;
 
 pub use catalog::{Catalog, ToolError};

@@ -1,8 +1,9 @@
-//! Resources and resource templates.
+//! Resources, resource templates and the contents `resources/read` answers with (also what an
+//! embedded resource block carries).
 
 use serde::{Deserialize, Serialize};
 
-use super::{Annotations, Meta, ResourceContents};
+use super::{Annotations, Meta};
 
 /// A resource, as `resources/list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,6 +137,62 @@ fn match_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
         }
     }
     rest.is_empty().then_some(vars)
+}
+
+/// The body of an embedded resource: text or Base64 binary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text {
+        /// The resource URI.
+        uri: String,
+        /// The MIME type.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The text.
+        text: String,
+        /// Extra metadata.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Meta>,
+    },
+    /// Binary contents.
+    Blob {
+        /// The resource URI.
+        uri: String,
+        /// The MIME type.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Base64 of the bytes.
+        blob: String,
+        /// Extra metadata.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Meta>,
+    },
+}
+
+impl ResourceContents {
+    /// Text contents with a MIME type.
+    pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
+        ResourceContents::Text { uri: uri.into(), mime_type: Some(mime_type.into()), text: text.into(), meta: None }
+    }
+
+    /// Binary contents (already Base64) with a MIME type.
+    pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, blob_base64: impl Into<String>) -> Self {
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: blob_base64.into(),
+            meta: None,
+        }
+    }
+
+    /// The URI.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
 }
 
 /// The result of `resources/read`.

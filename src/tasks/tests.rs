@@ -5,6 +5,7 @@ use futures_util::FutureExt as _;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::error::ProtocolError;
 use crate::version::Era;
 
 fn now<T>(future: crate::future::BoxFuture<T>) -> T {

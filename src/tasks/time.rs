@@ -10,7 +10,7 @@ pub fn now_millis() -> u64 {
 
 /// `millis` since the Unix epoch as ISO 8601 UTC with milliseconds (the `time` tool's format).
 pub fn iso8601_millis(millis: u64) -> String {
-    crate::builtin::rfc3339_utc(i64::try_from(millis).unwrap_or(i64::MAX / 2))
+    crate::timestamp::rfc3339_utc(i64::try_from(millis).unwrap_or(i64::MAX / 2))
 }
 
 #[cfg(test)]
