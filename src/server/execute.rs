@@ -15,12 +15,13 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
+use super::log_level::parse_level;
 use super::method::Method;
 use super::operation::{complete, named_tool};
 use super::options::CacheHint;
 use super::reply::Reply;
 use super::screen::{Kind, Screen};
-use super::{parse_level, McpServer, Scope};
+use super::{McpServer, Scope};
 use crate::catalog::{Catalog, ToolEntry};
 use crate::error::ProtocolError;
 use crate::jsonrpc::{self, Outgoing, Request, RequestId};

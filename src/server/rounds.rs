@@ -10,6 +10,7 @@ use futures_util::FutureExt as _;
 use serde_json::{json, Map, Value};
 
 use super::call_params::RoundInputs;
+use super::panic::panic_message;
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, ToolError};
 use crate::context::{Peer, ToolContext};
@@ -222,16 +223,6 @@ pub(super) fn panicked(operation: Operation<'_>, panic: &Box<dyn std::any::Any +
     let message = panic_message(panic);
     log::debug!("{operation} panicked: {message}");
     format!("{operation} failed: {message}")
-}
-
-pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_owned()
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use futures_util::FutureExt as _;
 use serde_json::{Map, Value};
 
 use super::method::Method;
-use super::rounds::panic_message;
+use super::panic::panic_message;
 use crate::catalog::{BoxFuture, ToolError, ToolHandler};
 use crate::context::ToolContext;
 use crate::error::ProtocolError;
