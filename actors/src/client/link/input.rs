@@ -69,7 +69,7 @@ impl Link {
         if let Some(call) = call {
             call.carried_by(&id);
         }
-        let meta = if super::declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
+        let meta = if declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let caller = call.and_then(|call| call.handlers.capabilities.as_deref());
         let body = meta.body(&id, method, params, extra, caller).map_err(|e| ClientError::Protocol(e.to_string()))?;
         let passing = call.filter(|call| call.passes() && method == "tools/call").map(Passing::Result);
@@ -98,7 +98,7 @@ impl Link {
         let id = self.next_id();
         let params = [("name", Param::Text(tool.as_str())), ("arguments", Param::Object(arguments))];
         let params = params.into_iter().chain(meta.map(|meta| ("_meta", Param::Object(meta))));
-        let ours = if super::declares_tasks(METHOD) { &self.task_meta } else { &self.stateless_meta };
+        let ours = if declares_tasks(METHOD) { &self.task_meta } else { &self.stateless_meta };
         let body =
             ours.body_of(&id, METHOD, params, &[], Some(caller)).map_err(|e| ClientError::Protocol(e.to_string()))?;
         Ok(Forward { id, body, headers })
@@ -180,4 +180,10 @@ impl Link {
         }
         Err(ClientError::Protocol(format!("{method} asked for input more than {MAX_INPUT_ROUNDS} times")))
     }
+}
+
+/// Whether a request declares the tasks extension: `tools/call` (a server may answer it with a
+/// task) and the extension's own `tasks/*` methods.
+fn declares_tasks(method: &str) -> bool {
+    method == "tools/call" || method.starts_with("tasks/")
 }

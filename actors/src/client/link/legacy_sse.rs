@@ -18,43 +18,10 @@ use super::answer::AnswerBody;
 use super::exchange::{http_error, is_event_stream};
 use super::headers::Headers;
 use super::outcome::outcome_of;
+use super::sse_channel::{Pending, SseChannel};
 use super::{Link, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 use crate::panics::{self, Site};
-
-/// Requests waiting for their response on the stream, by id.
-type Pending = Rc<RefCell<HashMap<RequestId, oneshot::Sender<Result<Value, ClientError>>>>>;
-
-/// An open HTTP+SSE stream and where to POST.
-pub(super) struct SseChannel {
-    /// The `endpoint` event's URL, resolved against the stream's.
-    post_url: String,
-    /// Shared with the reader, which answers them.
-    pending: Pending,
-    /// Reads the stream.
-    reader: actix_rt::task::JoinHandle<()>,
-}
-
-impl SseChannel {
-    /// Where our messages go.
-    pub(super) fn post_url(&self) -> &str {
-        &self.post_url
-    }
-
-    /// Stops the reader; the requests still waiting fail with [`ClientError::Closed`].
-    pub(super) fn close(&self) {
-        self.reader.abort();
-        for (_, waiter) in self.pending.borrow_mut().drain() {
-            let _ = waiter.send(Err(ClientError::Closed));
-        }
-    }
-}
-
-impl Drop for SseChannel {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
 
 impl Link {
     /// Opens the GET stream, waits for its `endpoint` event and makes the channel the carrier

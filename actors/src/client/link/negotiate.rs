@@ -16,7 +16,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use awc::http::header;
-use futures_util::future::{LocalBoxFuture, Shared};
+use futures_util::future::LocalBoxFuture;
 use futures_util::{FutureExt as _, StreamExt as _};
 use mcpd::client::config::StdioCommand;
 use mcpd::client::negotiate::{self, AfterDiscover};
@@ -40,9 +40,6 @@ const STANDALONE_WAIT: Duration = Duration::from_secs(2);
 const STDIO_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the standalone stream may stay open (awc needs some limit; the session ends it).
 const STANDALONE_LIFETIME: Duration = Duration::from_secs(24 * 3600);
-
-/// A negotiation under way, shared by the calls waiting for it.
-pub(super) type Connecting = Shared<LocalBoxFuture<'static, Result<Mode, ClientError>>>;
 
 impl Link {
     /// Negotiates once; concurrent callers share the same attempt. A failed attempt is

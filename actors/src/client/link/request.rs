@@ -12,8 +12,9 @@ use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
 use super::body::RequestBody;
+use super::current_wire::StrayClaim;
 use super::outcome::outcome_owned;
-use super::wire::{StrayClaim, Wire};
+use super::wire::Wire;
 use super::{CallEntry, Link, Mode};
 use crate::client::error::ClientError;
 use crate::panics::{self, Site};

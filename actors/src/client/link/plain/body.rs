@@ -11,7 +11,7 @@ use super::head::{trailers_length, Chunk, Framing, MAX_HEAD_BYTES};
 use crate::client::link::MAX_RESPONSE_BYTES;
 
 /// An answer's body, read from its connection as it comes.
-pub(in crate::client::link) struct PlainBody {
+pub(crate) struct PlainBody {
     connection: Connection,
     framing: Framing,
     keep_alive: bool,
@@ -29,7 +29,7 @@ impl PlainBody {
     }
 
     /// The next chunk of the body (`None` at its end).
-    pub(in crate::client::link) async fn next_chunk(&mut self) -> Option<Result<Bytes, String>> {
+    pub(crate) async fn next_chunk(&mut self) -> Option<Result<Bytes, String>> {
         match self.next().await {
             Ok(Some(bytes)) => Some(Ok(bytes)),
             Ok(None) => None,
