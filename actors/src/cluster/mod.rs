@@ -174,19 +174,20 @@ impl Cluster {
             health.url,
             self.rotation
         );
+        // The cluster reaches this instance's sessions through `LocalSessions` only.
+        let local = Arc::downgrade(runtime.sessions());
         let shared = Arc::new(sessions::SharedSessions::new(
             self.connection.clone(),
             &health.instance,
             health.clone(),
             self.server.live_catalog().clone(),
-            Arc::downgrade(runtime.sessions()),
+            local.clone(),
             runtime.tasks().cloned(),
         ));
         shared.start_bus(self.client.clone());
         runtime.share_sessions(shared);
         actix_rt::spawn(keep_keys(self.connection.clone(), self.server.clone(), self.rotation, health.clone()));
-        let (instance, registry) = (health.instance.clone(), Arc::downgrade(runtime.sessions()));
-        actix_rt::spawn(shares::sync(self.connection.clone(), instance, registry, health.clone()));
+        actix_rt::spawn(shares::sync(self.connection.clone(), health.instance.clone(), local, health.clone()));
         actix_rt::spawn(keep_alive(self.tasks.clone(), health));
         Ok(())
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use redis::aio::ConnectionManager;
 
 use super::health::Health;
-use crate::session::SessionRegistry;
+use crate::session::store::LocalSessions;
 
 /// How often the counts are written and read.
 const SYNC: Duration = Duration::from_secs(1);
@@ -30,7 +30,7 @@ fn key(instance: &str) -> String {
 pub(super) async fn sync(
     mut connection: ConnectionManager,
     instance: String,
-    sessions: Weak<SessionRegistry>,
+    sessions: Weak<dyn LocalSessions>,
     health: Arc<Health>,
 ) {
     loop {

@@ -7,16 +7,21 @@
 //! In cluster mode it holds the session store ([`SessionStore`], the interface sessions share
 //! through), and it is where the store reaches this instance's copies: what another instance did
 //! to a session ([`SessionRegistry::tell`]) and a check of every copy's record
-//! ([`SessionRegistry::reconcile_all`]), so that the store never handles a session actor.
+//! ([`SessionRegistry::reconcile_all`]), so that the store never handles a session actor. The
+//! store sees it as [`LocalSessions`], a session actor as [`Roster`]: neither imports this file.
 
 use std::sync::{Arc, OnceLock};
 
 use actix::Addr;
 use dashmap::DashMap;
 
-use super::shared::{SessionId, SessionShared};
-use super::store::{CopyNews, SessionStore};
-use super::{ChangeSubscription, EndReason, Reconcile, Session, Stop};
+use super::actor::Session;
+use super::end::EndReason;
+use super::id::SessionId;
+use super::messages::{ChangeSubscription, Reconcile, Stop};
+use super::roster::Roster;
+use super::shared::SessionShared;
+use super::store::{CopyNews, LocalSessions, SessionStore};
 use crate::shares::Shares;
 use crate::tool_executor::{Cancel, ToolExecutor};
 
@@ -155,5 +160,29 @@ impl SessionRegistry {
     /// Every live session's handle.
     pub(crate) fn handles(&self) -> Vec<SessionHandle> {
         self.sessions.iter().map(|e| e.value().clone()).collect()
+    }
+}
+
+impl Roster for SessionRegistry {
+    fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        SessionRegistry::store(self)
+    }
+
+    fn remove(&self, id: &SessionId) {
+        SessionRegistry::remove(self, id);
+    }
+}
+
+impl LocalSessions for SessionRegistry {
+    fn tell(&self, id: &str, news: CopyNews) {
+        SessionRegistry::tell(self, id, news);
+    }
+
+    fn reconcile_all(&self) {
+        SessionRegistry::reconcile_all(self);
+    }
+
+    fn shares(&self) -> &Shares {
+        SessionRegistry::shares(self)
     }
 }

@@ -7,57 +7,17 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use mcpd::auth::identity::Identity;
-use mcpd::catalog::BoxFuture;
-use mcpd::context::{LogLevel, Peer};
-use mcpd::jsonrpc::{self, ClientCapabilities, ErrorCode, ErrorObject, RequestId};
+use mcpd::context::LogLevel;
+use mcpd::jsonrpc::{ClientCapabilities, ErrorCode, ErrorObject, RequestId};
 use mcpd::version::ProtocolVersion;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::queue::{Outbox, Refused};
+use super::id::SessionId;
 use crate::shares::Held;
 use crate::status::now_millis;
-
-/// A session id: 128 random bits as hex (visible ASCII, unguessable).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, derive_more::Display)]
-pub(crate) struct SessionId(Arc<str>);
-
-impl SessionId {
-    /// A session id another instance made (cluster mode; checked by the caller).
-    pub(crate) fn adopted(id: &str) -> SessionId {
-        SessionId(Arc::from(id))
-    }
-
-    /// A fresh random id.
-    ///
-    /// # Errors
-    /// When the operating system has no randomness to give.
-    pub(crate) fn random() -> Result<SessionId, getrandom::Error> {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes)?;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        Ok(SessionId(Arc::from(hex)))
-    }
-
-    /// The id as text.
-    pub(crate) fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The shared text.
-    pub(crate) fn as_arc(&self) -> Arc<str> {
-        self.0.clone()
-    }
-}
-
-impl std::borrow::Borrow<str> for SessionId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
 
 /// What the handshake agreed on.
 #[derive(Debug, Clone)]
@@ -284,113 +244,5 @@ impl Drop for BusyGuard {
     fn drop(&mut self) {
         self.0.touch();
         self.0.busy.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Where a request's notifications and server-to-client requests go.
-#[derive(Debug)]
-pub(crate) enum PeerSink {
-    /// The request's own stream (its POST response), plus a trigger that closes that stream's
-    /// connection early (SSE polling: the client resumes with `GET` + `Last-Event-ID`).
-    Request {
-        /// Messages for the stream (bounded: see [`crate::queue`]).
-        out: Outbox,
-        /// Fired once to detach the connection.
-        close: Mutex<Option<oneshot::Sender<()>>>,
-    },
-    /// The session's standalone stream (legacy HTTP+SSE, where every message goes there).
-    Standalone(actix::Addr<super::Session>),
-}
-
-impl PeerSink {
-    /// Sends a notification; on a request's own stream it is dropped (and counted) when the
-    /// client does not keep up.
-    fn notify(&self, message: Vec<u8>) {
-        match self {
-            PeerSink::Request { out, .. } => out.notify(message),
-            PeerSink::Standalone(session) => session.do_send(super::Emit::standalone(message)),
-        }
-    }
-
-    /// Sends a request to the client; an error the tool can read when it cannot be queued.
-    fn request(&self, message: Vec<u8>) -> Result<(), &'static str> {
-        match self {
-            PeerSink::Request { out, .. } => out.try_send(message).map_err(|refused| match refused {
-                Refused::Full => "the client is not reading this request's stream",
-                Refused::Gone => "the request's stream is closed",
-            }),
-            PeerSink::Standalone(session) => {
-                session.do_send(super::Emit::standalone(message));
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The way back to the client for one request of a session: notifications and requests go to
-/// the request's own stream (its SSE response), answers come back through [`SessionShared`].
-pub(crate) struct RequestPeer {
-    out: PeerSink,
-    shared: Arc<SessionShared>,
-    request_timeout: Duration,
-}
-
-impl fmt::Debug for RequestPeer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestPeer").field("session", self.shared.id()).finish_non_exhaustive()
-    }
-}
-
-impl RequestPeer {
-    /// A peer writing to `out`.
-    pub(crate) fn new(out: PeerSink, shared: Arc<SessionShared>, request_timeout: Duration) -> Self {
-        RequestPeer { out, shared, request_timeout }
-    }
-}
-
-impl Peer for RequestPeer {
-    fn notify(&self, method: &str, params: Value) {
-        self.out.notify(jsonrpc::outgoing_message(None, method, Some(&params)));
-    }
-
-    fn close_stream(&self) {
-        if let PeerSink::Request { close, .. } = &self.out {
-            if let Ok(mut close) = close.lock() {
-                if let Some(close) = close.take() {
-                    let _ = close.send(());
-                }
-            }
-        }
-    }
-
-    fn request(&self, method: &str, params: Value) -> BoxFuture<Result<Value, ErrorObject>> {
-        let Some((id, answer)) = self.shared.register_request() else {
-            let error = format!(
-                "{method}: {} requests to the client already await its answer (the limit)",
-                self.shared.max_in_flight()
-            );
-            return Box::pin(std::future::ready(Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, error))));
-        };
-        let sent = self.out.request(jsonrpc::outgoing_message(Some(&id), method, Some(&params)));
-        let shared = self.shared.clone();
-        let timeout = self.request_timeout;
-        let method = method.to_owned();
-        Box::pin(async move {
-            if let Err(reason) = sent {
-                shared.forget(&id);
-                return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, reason));
-            }
-            match actix_rt::time::timeout(timeout, answer).await {
-                Ok(Ok(outcome)) => outcome,
-                Ok(Err(_)) => Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the session ended")),
-                Err(_) => {
-                    shared.forget(&id);
-                    Err(ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("the client did not answer {method} within {} s", timeout.as_secs_f64()),
-                    ))
-                }
-            }
-        })
     }
 }

@@ -8,7 +8,7 @@
 //! send ([`EventLog`]) so that another instance can replay them. A store answers a copy through
 //! its mailbox ([`RecordNews`]: the session was deleted elsewhere, or its record's level and
 //! subscriptions), and tells this instance's copies what other instances did through the
-//! registry ([`CopyNews`], `SessionRegistry::tell`). Without a store, none of this runs.
+//! registry ([`CopyNews`], [`LocalSessions`]). Without a store, none of this runs.
 
 use std::fmt;
 use std::time::Duration;
@@ -21,6 +21,7 @@ use mcpd::server::Subscription;
 use serde_json::Value;
 
 use super::shared::Negotiated;
+use crate::shares::Shares;
 
 /// Sessions shared with other instances: what a session copy and the registry ask of them.
 pub(crate) trait SessionStore: Send + Sync + fmt::Debug {
@@ -97,4 +98,19 @@ pub(crate) enum CopyNews {
     Level(LogLevel),
     /// The client (un)subscribed a resource.
     Subscription(Subscription),
+}
+
+/// This instance's sessions as a store reaches them (the registry implements it): what another
+/// instance did to a session goes to the copy held here, every copy checks its record after lost
+/// news, and each identity's share of the capacity is counted across instances.
+pub(crate) trait LocalSessions: Send + Sync + fmt::Debug {
+    /// What another instance did to session `id`, applied to the copy held here (nothing when
+    /// none is).
+    fn tell(&self, id: &str, news: CopyNews);
+
+    /// Every copy held here checks its record now (the store's news were lost meanwhile).
+    fn reconcile_all(&self);
+
+    /// Each identity's share of sessions, streams and requests in flight.
+    fn shares(&self) -> &Shares;
 }

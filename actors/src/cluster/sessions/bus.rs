@@ -5,7 +5,7 @@
 //! It carries the client's answer to a server-to-client request that reached another instance
 //! (the waiting instance resolves it), a cancellation (the instance running the request aborts
 //! it), a session's DELETE, log level and subscription changes (each handed to this instance's
-//! copy of the session through the registry, `SessionRegistry::tell`), task status changes (for
+//! copy of the session through the registry, `LocalSessions::tell`), task status changes (for
 //! every instance's `subscriptions/listen` streams following the task), and catalog changes
 //! (`list_changed`, `resources/updated`: re-announced on every other instance to its sessions,
 //! stdio clients and `subscriptions/listen` streams).
@@ -19,7 +19,7 @@
 //!
 //! The bus is fire-and-forget: what is published while an instance's subscription is down is
 //! lost to it. It subscribes again by itself every [`RETRY`], and then every copy of a session it
-//! holds checks its record (`SessionRegistry::reconcile_all`).
+//! holds checks its record (`LocalSessions::reconcile_all`).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -38,7 +38,7 @@ use serde_json::Value;
 use super::link::Link;
 use crate::cluster::health::RETRY;
 use crate::session::store::CopyNews;
-use crate::session::SessionRegistry;
+use crate::session::store::LocalSessions;
 use crate::tasks::Tasks;
 
 /// The pub/sub channel every instance listens on.
@@ -227,7 +227,7 @@ impl Recent {
 pub(super) struct Bus {
     link: Link,
     catalog: Arc<LiveCatalog>,
-    registry: Weak<SessionRegistry>,
+    registry: Weak<dyn LocalSessions>,
     tasks: Option<Tasks>,
     recent: Recent,
 }
@@ -244,7 +244,7 @@ impl Bus {
     pub(super) fn new(
         link: Link,
         catalog: Arc<LiveCatalog>,
-        registry: Weak<SessionRegistry>,
+        registry: Weak<dyn LocalSessions>,
         tasks: Option<Tasks>,
     ) -> Self {
         Bus { link, catalog, registry, tasks, recent: Recent::default() }

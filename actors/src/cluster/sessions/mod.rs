@@ -17,8 +17,8 @@
 //! [`SharedSessions`] puts the three together. The session side knows it only as a
 //! [`SessionStore`] (the interface is the session's, `crate::session::store`): a `Session` copy
 //! numbers its streams from the store's base, writes its events to the store's log and keeps its
-//! record fresh through it, and the bus reaches the copies through the registry, never through a
-//! session actor. The HTTP edge, which creates, adopts, deletes and resumes sessions, uses
+//! record fresh through it, and the bus reaches the copies through the registry as
+//! `LocalSessions` (the session side's interface too), never through a session actor. The HTTP edge, which creates, adopts, deletes and resumes sessions, uses
 //! [`SharedSessions`] itself, from its application state. The parts share one [`link::Link`]
 //! (the connection, the cluster's health, the instance's id and tag) and none holds another.
 //!
@@ -44,8 +44,9 @@ use serde_json::Value;
 
 use crate::cluster::health::Health;
 use crate::queue::EventSender;
+use crate::session::store::LocalSessions;
 use crate::session::store::{EventLog, RecordCopy, RecordNews, SessionStore};
-use crate::session::{Negotiated, SessionRegistry};
+use crate::session::Negotiated;
 use crate::tasks::Tasks;
 use bus::{Bus, BusMessage};
 use events::Events;
@@ -73,7 +74,7 @@ impl SharedSessions {
         instance: &str,
         health: Arc<Health>,
         catalog: Arc<LiveCatalog>,
-        registry: Weak<SessionRegistry>,
+        registry: Weak<dyn LocalSessions>,
         tasks: Option<Tasks>,
     ) -> Self {
         let link = Link::new(connection, instance, health);
