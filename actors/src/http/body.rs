@@ -4,7 +4,7 @@
 //! - At most `max_body_bytes` (`413`; a `Content-Length` above it is refused before reading).
 //! - Within `body_timeout` (`408`, and the connection is closed: the rest of the body is never
 //!   read).
-//! - A body still incomplete after [`SLOW_BODY_GRACE`] becomes a *slow body*, and at most
+//! - A body still incomplete after [`SLOW_BODY_GRACE`] becomes a *slow body* ([`super::slow_bodies`]), and at most
 //!   `max_slow_bodies` may be slow at once; past that a slow body is answered `408` at once.
 //!   Clients that send their body with their headers (every ordinary client) never count, so
 //!   stalled bodies can hold at most that many connections and the rest of `max_connections` is
@@ -14,9 +14,6 @@
 //! worker's sweeper's ([`super::deadline`]), not a timer per request: actix polls a handler once
 //! before it feeds the body, so nearly every body waits once, and must cost next to nothing.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
-
 use actix_web::http::header;
 use actix_web::http::ConnectionType;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -25,55 +22,9 @@ use mcpd::jsonrpc::ErrorCode;
 
 use super::deadline::within;
 use super::reply::plain_error;
-use super::AppState;
+use super::slow_bodies::SLOW_BODY_GRACE;
+use super::state::AppState;
 use crate::counts::EdgeCounters;
-
-/// How long a body may take before it counts as slow.
-pub(crate) const SLOW_BODY_GRACE: Duration = Duration::from_secs(1);
-
-/// The bodies still arriving after [`SLOW_BODY_GRACE`], shared by every worker of a listener.
-#[derive(Debug)]
-pub(crate) struct SlowBodies {
-    waiting: AtomicUsize,
-    max: usize,
-    /// Whether the cap was reached (one warning per episode).
-    full: AtomicBool,
-}
-
-/// One slow body, counted until dropped.
-struct SlowBody<'a>(&'a SlowBodies);
-
-impl Drop for SlowBody<'_> {
-    fn drop(&mut self) {
-        let left = self.0.waiting.fetch_sub(1, Ordering::Relaxed) - 1;
-        if left < self.0.max / 2 && self.0.full.swap(false, Ordering::Relaxed) {
-            log::info!("slow request bodies are below their limit again ({left} waiting, limit {})", self.0.max);
-        }
-    }
-}
-
-impl SlowBodies {
-    /// At most `max` slow bodies at once.
-    pub(crate) fn new(max: usize) -> Self {
-        SlowBodies { waiting: AtomicUsize::new(0), max: max.max(1), full: AtomicBool::new(false) }
-    }
-
-    fn enter(&self) -> Option<SlowBody<'_>> {
-        if self.waiting.fetch_add(1, Ordering::Relaxed) >= self.max {
-            self.waiting.fetch_sub(1, Ordering::Relaxed);
-            if !self.full.swap(true, Ordering::Relaxed) {
-                log::warn!(
-                    "{} requests are waiting for their bodies (the limit, --max-slow-bodies): a body not received \
-                     within {} s is now answered 408 at once, keeping connections free for other clients",
-                    self.max,
-                    SLOW_BODY_GRACE.as_secs()
-                );
-            }
-            return None;
-        }
-        Some(SlowBody(self))
-    }
-}
 
 /// A 408 that closes the connection.
 fn request_timeout(message: String) -> HttpResponse {
@@ -101,7 +52,7 @@ pub(super) async fn read(
         return Err(request_timeout(format!(
             "Request body not received within {} s while {} other requests wait for theirs; the connection is closed",
             grace.as_secs_f64(),
-            state.slow_bodies.max
+            state.slow_bodies.max()
         )));
     };
     match within(timeout.saturating_sub(grace), collect.as_mut()).await {
@@ -136,23 +87,4 @@ async fn collect(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> 
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slow_bodies_are_capped_and_freed() {
-        let slow = SlowBodies::new(2);
-        let a = slow.enter().expect("first");
-        let b = slow.enter().expect("second");
-        assert!(slow.enter().is_none(), "a third is refused");
-        assert!(slow.full.load(Ordering::Relaxed));
-        drop(a);
-        let c = slow.enter().expect("room again");
-        drop((b, c));
-        assert_eq!(slow.waiting.load(Ordering::Relaxed), 0);
-        assert!(!slow.full.load(Ordering::Relaxed), "the episode is over");
-    }
 }

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::auth::{Authenticator, Decision};
 
 use super::reply::plain_error;
-use super::AppState;
+use super::state::AppState;
 
 /// The middleware factory (one per worker app).
 pub(super) struct Guard(pub(super) web::Data<AppState>);

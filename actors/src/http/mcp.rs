@@ -21,9 +21,9 @@ use super::guard::{tool_refusal, Caller};
 use super::reply::{
     error_response, json_bytes, missing_session_id, plain_error, rejection_response, result_response, share_refused,
 };
+use super::state::AppState;
 use super::stream::sse;
 use super::trace::carry_trace;
-use super::AppState;
 use crate::shares::Resource;
 use crate::tool_executor::execute;
 

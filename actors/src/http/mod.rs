@@ -17,7 +17,7 @@
 //!
 //! Slow and stalled clients are bounded here too: open connections are capped and counted
 //! ([`connections`]), request bodies have a deadline and stalled ones a cap of their own
-//! ([`body`]), and every SSE response is a bounded queue ([`crate::queue`]).
+//! ([`body`], [`slow_bodies`]), and every SSE response is a bounded queue ([`crate::queue`]).
 
 mod body;
 pub(crate) mod connections;
@@ -26,94 +26,24 @@ mod guard;
 mod mcp;
 mod reply;
 mod session;
+mod slow_bodies;
+mod state;
 mod stateless;
 pub(crate) mod stream;
 mod trace;
 
-pub(crate) use body::SlowBodies;
-
-use std::sync::{Arc, OnceLock};
+pub(crate) use slow_bodies::SlowBodies;
+pub(crate) use state::AppState;
+pub use state::StatusExtras;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
 use actix_web::{web, App, HttpRequest, HttpResponse};
 use mcpd::auth::challenge::METADATA_PATH;
-use mcpd::auth::{KeySet, OriginPolicy};
 use mcpd::jsonrpc::ErrorCode;
-use mcpd::server::SessionSupport;
-use mcpd::McpServer;
 
-use crate::cluster::sessions::SharedSessions;
-use crate::config::{ConnectionLimits, Limits, SessionConfig, TransportMode};
-use crate::counts::ActorCounts;
-use crate::metrics::Metrics;
-use crate::session::SessionRegistry;
-use crate::status::StatusCell;
-
-/// What every HTTP worker shares. Built once per listener start.
-pub(crate) struct AppState {
-    /// The protocol layer.
-    pub server: Arc<McpServer>,
-    /// API keys.
-    pub keys: KeySet,
-    /// OAuth 2.1 resource server, when on.
-    pub auth: Option<Arc<crate::auth::Authenticator>>,
-    /// Origin and Host policy.
-    pub origins: OriginPolicy,
-    /// Whether the listener is bound to loopback (then `Host` is checked).
-    pub check_host: bool,
-    /// Limits.
-    pub limits: Limits,
-    /// Connection limits (the body timeout is applied per request).
-    pub connections: ConnectionLimits,
-    /// Requests waiting for their body past the grace, across all workers.
-    pub slow_bodies: body::SlowBodies,
-    /// Transport mode.
-    pub mode: TransportMode,
-    /// The listener's status, for `GET /status`.
-    pub status: Arc<StatusCell>,
-    /// Metrics, for `GET /metrics`.
-    pub metrics: Arc<Metrics>,
-    /// Live sessions.
-    pub sessions: Arc<SessionRegistry>,
-    /// Cluster mode: the shared sessions (set when cluster mode starts; [`AppState::cluster`]).
-    pub cluster: Arc<OnceLock<Arc<SharedSessions>>>,
-    /// Session settings.
-    pub session_config: SessionConfig,
-    /// Actor counts (sessions and executors started here count themselves).
-    pub counts: Arc<ActorCounts>,
-    /// More fields for the status JSON (tool sets, remote servers), computed per request.
-    pub extras: Option<StatusExtras>,
-    /// The tasks (the tasks extension), when enabled.
-    pub tasks: Option<crate::tasks::Tasks>,
-    /// The access file's per-client policy (`--access`), when there is one.
-    pub access: Option<Arc<crate::access::AccessControl>>,
-}
-
-/// A provider of extra status fields (an object merged into the status JSON).
-pub type StatusExtras = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
-
-impl AppState {
-    /// The sessions shared through Redis, in cluster mode.
-    fn cluster(&self) -> Option<&Arc<SharedSessions>> {
-        self.cluster.get()
-    }
-
-    /// Whether this endpoint keeps sessions.
-    fn sessions(&self) -> SessionSupport {
-        match self.mode {
-            TransportMode::StreamableHttp => SessionSupport::Enabled,
-            TransportMode::Http => SessionSupport::Disabled,
-        }
-    }
-}
-
-impl std::fmt::Debug for AppState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState").field("mode", &self.mode).finish_non_exhaustive()
-    }
-}
+use crate::config::TransportMode;
 
 /// The app of one HTTP worker: the routes of `state`'s transport mode, behind the guard.
 pub(crate) fn app(

@@ -33,8 +33,8 @@ use super::reply::{
     error_response, missing_session_id, plain_error, rejection_response, result_response, session_not_found,
     share_refused, too_many_in_flight,
 };
+use super::state::AppState;
 use super::stream::{outbox, respond, sse, Exchange, SessionSink};
-use super::AppState;
 use crate::cluster::sessions::ResumeRemote;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;

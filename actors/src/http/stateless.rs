@@ -22,8 +22,8 @@ use serde_json::{json, Map, Value};
 
 use super::guard::Caller;
 use super::reply::{error_response, result_response, share_refused};
+use super::state::AppState;
 use super::stream::{outbox, respond, sse, BodySink, Exchange};
-use super::AppState;
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
 use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};

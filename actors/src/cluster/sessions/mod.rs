@@ -69,7 +69,7 @@ impl SharedSessions {
     /// The shared sessions of instance `instance`, over `connection`, reporting to `health`;
     /// the bus re-announces to `catalog`, the sessions of `registry` and the `tasks`. The bus
     /// runs from [`SharedSessions::start_bus`].
-    pub(in crate::cluster) fn new(
+    pub(super) fn new(
         connection: ConnectionManager,
         instance: &str,
         health: Arc<Health>,
@@ -88,7 +88,7 @@ impl SharedSessions {
 
     /// Starts the bus: publishes this instance's catalog and task changes and listens for the
     /// others' messages, subscribing again by itself.
-    pub(in crate::cluster) fn start_bus(&self, client: redis::Client) {
+    pub(super) fn start_bus(&self, client: redis::Client) {
         self.bus.start(client);
     }
 
