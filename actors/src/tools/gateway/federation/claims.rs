@@ -58,7 +58,7 @@ impl Default for Filters {
 /// (a rebuild), never the other way round, and is never held while the catalog's listeners or
 /// subscription watch run.
 #[derive(Debug, Default)]
-pub(in crate::tools::gateway) struct Federation {
+pub(crate) struct Federation {
     /// What may be exported.
     pub(super) filters: Filters,
     /// Each up remote's last listing.
@@ -77,12 +77,12 @@ pub(in crate::tools::gateway) struct Federation {
 
 /// One remote's federated counts, for its health.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(in crate::tools::gateway) struct Counts {
-    pub(in crate::tools::gateway) prompts: usize,
-    pub(in crate::tools::gateway) resources: usize,
-    pub(in crate::tools::gateway) templates: usize,
-    pub(in crate::tools::gateway) collisions: Vec<String>,
-    pub(in crate::tools::gateway) notes: Vec<String>,
+pub(crate) struct Counts {
+    pub(crate) prompts: usize,
+    pub(crate) resources: usize,
+    pub(crate) templates: usize,
+    pub(crate) collisions: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// Who serves each key (URI, template or prompt name), by the first-in-file rule, and the
