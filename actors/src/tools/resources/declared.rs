@@ -28,8 +28,9 @@ use mcpd::{Catalog, ToolContext, ToolError};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::contents::{contents, mime_type};
 use super::files::Reader;
-use super::{contents, mime_type, ResourceOptions};
+use super::options::ResourceOptions;
 use crate::tools::commands::{CommandOptions, FixedCommand};
 use crate::tools::paths::{PathError, ProjectRoot};
 

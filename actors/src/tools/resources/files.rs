@@ -19,7 +19,10 @@ use mcpd::config::ToolFilter;
 use mcpd::model::{ReadResourceResult, Resource, ResourceTemplate};
 use mcpd::{Catalog, ProtocolError, ToolContext, ToolError};
 
-use super::{contents, decode_path, file_uri, mime_type, ResourceCounts, ResourceOptions, FILE_PREFIX, FILE_TEMPLATE};
+use super::contents::{contents, mime_type};
+use super::counts::ResourceCounts;
+use super::options::ResourceOptions;
+use super::uri::{decode_path, file_uri, FILE_PREFIX, FILE_TEMPLATE};
 use crate::tools::files::walk::Walk;
 use crate::tools::paths::{is_escape, Inside, PathError, ProjectRoot};
 

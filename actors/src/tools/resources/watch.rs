@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use mcpd::catalog::{LiveCatalog, SubscriptionWatch};
 
-use super::{decode_path, ResourceOptions, FILE_PREFIX};
+use super::options::ResourceOptions;
+use super::uri::{decode_path, FILE_PREFIX};
 use crate::file_events::{DirWatcher, Targets};
 use crate::tools::paths::ProjectRoot;
 
