@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example perf_server -- MODE PORT` with MODE `bare` (the bench's bare
 //! actix-web JSON echo) or `http` (mcpd's session-less `http` listener over the built-in tools,
-//! as `benches/load.rs` starts it). One actix worker; runs until killed.
+//! as `benches/load/` starts it). One actix worker; runs until killed.
 //!
 //! With `MCPD_PERF_ISSUER=URL` the `http` server is an OAuth resource server trusting that issuer
 //! (resource `http://127.0.0.1:PORT/mcp`): every request needs a bearer token of it
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use actix_web::{web, App, HttpServer};
 use mcpd_actors::{ListenerConfig, Mcpd, TransportMode};
 
-#[path = "../benches/bare.rs"]
+#[path = "../benches/load/bare.rs"]
 mod bare;
 use bare::bare_echo;
 

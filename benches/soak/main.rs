@@ -25,26 +25,21 @@
 
 #![allow(clippy::print_stdout, reason = "a bench reports on standard output")]
 
-#[path = "../support/cli.rs"]
-mod cli;
-#[path = "../support/http1.rs"]
-mod http1;
-#[path = "../support/out.rs"]
-mod out;
+mod ctx;
 mod remote;
 mod report;
 mod servers;
 mod session;
 mod settings;
-#[path = "../support/stateless.rs"]
-mod stateless;
 mod stats;
 mod streams;
+mod support;
 mod tools;
 mod wire;
 mod workload;
 
 use settings::Settings;
+use support::out;
 
 fn run() -> Result<bool, String> {
     let settings = Settings::parse()?;

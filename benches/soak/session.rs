@@ -8,8 +8,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::ctx::Ctx;
 use crate::stats::{unintended, Failure, Outcome};
-use crate::workload::Ctx;
 
 /// The revision sessions speak.
 pub(crate) const VERSION: &str = "2025-11-25";

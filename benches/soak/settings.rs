@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::cli;
+use crate::support::cli;
 
 /// What the soak runs.
 #[derive(Debug, Clone)]

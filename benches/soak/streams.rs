@@ -14,10 +14,10 @@ use std::time::Duration;
 use mcpd::client::sse::SseEvent;
 use serde_json::{json, Value};
 
+use crate::ctx::Ctx;
 use crate::session::VERSION;
 use crate::stats::{expected, unintended, Failure, Outcome};
 use crate::wire::{self, Exchange, ReadError};
-use crate::workload::Ctx;
 
 /// Longest wait for one event.
 const EVENT_LIMIT: Duration = Duration::from_secs(10);

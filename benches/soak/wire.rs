@@ -12,7 +12,7 @@ use mcpd::client::sse::{SseDecoder, SseEvent};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::http1::http_request;
+use crate::support::http1::http_request;
 
 /// Largest head or SSE event accepted.
 const MAX_ITEM: usize = 1 << 20;

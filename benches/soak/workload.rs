@@ -11,17 +11,17 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use mcpd::catalog::LiveCatalog;
 use mcpd::model::{CallToolResult, Tool};
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 
+use crate::ctx::Ctx;
 use crate::remote::{restart_loop, Windows};
 use crate::servers::Server;
 use crate::settings::Settings;
-use crate::stateless;
 use crate::stats::{expected, unintended, Live, Outcome, Sample, Stats};
+use crate::support::stateless;
 use crate::tools::Probe;
 use crate::{session, streams};
 
@@ -35,23 +35,6 @@ const SESSION_PAUSE: Duration = Duration::from_millis(25);
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Loops sharing each steady rate (one slow answer does not hold the others up).
 const RATE_LOOPS: usize = 4;
-
-/// What every operation needs.
-pub(crate) struct Ctx {
-    /// The server under test.
-    pub(crate) port: u16,
-    /// Its MCP endpoint.
-    pub(crate) url: String,
-    pub(crate) http: awc::Client,
-    pub(crate) probe: Arc<Probe>,
-    pub(crate) stats: Rc<Stats>,
-    pub(crate) windows: Rc<Windows>,
-    /// How many times the catalog changed.
-    pub(crate) toggles: watch::Receiver<u64>,
-    pub(crate) slow_pause: Duration,
-    echo_body: Bytes,
-    gateway_body: Bytes,
-}
 
 /// What the run measured.
 #[derive(Debug)]

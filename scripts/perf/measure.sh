@@ -3,7 +3,7 @@
 #
 # usage: scripts/perf/measure.sh MODE WIRE PORT SECONDS [REPEATS]
 #   MODE: bare | http (target/release/examples/perf_server MODE PORT), WIRE: stateless | legacy
-#   (bare answers the stateless body, as in benches/load.rs). Server pinned to core 1, wrk to core 0.
+#   (bare answers the stateless body, as in benches/load/). Server pinned to core 1, wrk to core 0.
 # Build first: cargo build --release --example perf_server (or set PERF_SERVER to another build of it)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,5 +1,5 @@
 //! The bare actix-web handler the load bench measures mcpd against: parse the JSON body into a
-//! `Value` and write it back. Shared by `benches/load.rs` and `examples/perf_server.rs` (which
+//! `Value` and write it back. Shared by the load bench and `examples/perf_server.rs` (which
 //! runs it alone, for profiling), so that both measure the same ceiling.
 
 use actix_web::{web, HttpResponse};
