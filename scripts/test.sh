@@ -25,7 +25,7 @@ bash scripts/setup-oidc.sh >/dev/null # the authorization server (oidc-provider)
 step "provisioning (Python, Node)"
 
 cargo fmt --all -- --check
-# python3 scripts/check_structure.py  (enabled once main passes it)
+python3 scripts/check_structure.py
 step "fmt, structure"
 cargo clippy --all-targets -- -D warnings
 step "clippy"
