@@ -1,18 +1,24 @@
 //! The `Supervisor` actor: one per process. It owns the actor counts, the session registry and
 //! the listener's address, and orders shutdown: the listener is stopped (draining its endpoint),
-//! then every session, then the supervisor itself.
+//! then every session, then the supervisor itself. Its one timer is the sessions' sweeper: every
+//! [`SLOT`] it tells the sessions whose check is due ([`SessionRegistry::sweep`]).
 //!
 //! Handles `Shutdown` and `ActorCountsQuery`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt as _, Addr, AtomicResponse, Context, Handler, Message, WrapFuture as _,
+    Actor, ActorContext, ActorFutureExt as _, Addr, AsyncContext as _, AtomicResponse, Context, Handler, Message,
+    WrapFuture as _,
 };
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::listener::{Listener, StopActor};
-use crate::session::{EndReason, SessionRegistry, Stop};
+use crate::session::{EndReason, SessionRegistry, Stop, SWEEP_SLOT_MS};
+
+/// How often the sweeper looks for due checks.
+const SLOT: Duration = Duration::from_millis(SWEEP_SLOT_MS);
 
 /// The root of the actor tree.
 #[derive(Debug)]
@@ -32,8 +38,9 @@ impl Supervisor {
 impl Actor for Supervisor {
     type Context = Context<Self>;
 
-    fn started(&mut self, _ctx: &mut Self::Context) {
+    fn started(&mut self, ctx: &mut Self::Context) {
         self.counts.started(ActorKind::Supervisor);
+        ctx.run_interval(SLOT, |act, _| act.sessions.sweep());
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {

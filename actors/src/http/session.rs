@@ -120,12 +120,8 @@ fn start_session(
         shared = shared.numbered_from(i64::try_from(cluster.number_base()).unwrap_or(1) + 1);
     }
     let shared = Arc::new(shared);
-    let executor =
-        ToolExecutor::new(state.server.clone(), state.limits.tool_timeout, state.counts.clone(), state.metrics.clone())
-            .start();
     let session = Session::new(
         shared.clone(),
-        executor.clone(),
         state.sessions.clone(),
         state.counts.clone(),
         state.metrics.clone(),
@@ -136,7 +132,27 @@ fn start_session(
     .hearing(Screen::new(owner_access).interest(Interest::every_list()))
     .legacy_sse(legacy_sse)
     .start();
-    SessionHandle { session, executor, shared }
+    SessionHandle { session, shared }
+}
+
+/// Runs `request` on the session's executor, which its first request starts (on this worker);
+/// a session that ended meanwhile runs nothing more.
+fn run_in_session(
+    handle: &SessionHandle,
+    state: &AppState,
+    request: Request,
+    scope: Scope,
+) -> impl std::future::Future<Output = Option<Result<Reply, ProtocolError>>> + 'static {
+    let executor = handle.shared.executor().get_or_start(|| {
+        ToolExecutor::new(state.server.clone(), state.limits.tool_timeout, state.counts.clone(), state.metrics.clone())
+            .start()
+    });
+    async move {
+        match executor {
+            Some(executor) => run(&executor, request, scope).await,
+            None => Some(Err(ProtocolError::Internal("the session ended".into()))),
+        }
+    }
 }
 
 /// The session `id` names for `caller`: this instance's, or (cluster mode) one another
@@ -247,7 +263,9 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
     match message {
         Message::Request(request) => return Some(request),
         Message::Notification(notification) => {
-            route_notification(&handle.executor, &notification);
+            if let Some(executor) = handle.shared.executor().running() {
+                route_notification(&executor, &notification);
+            }
             if let (Some(cluster), Some(id)) = (state.cluster(), cancelled_request(&notification)) {
                 // The request may run on another instance: every instance holding the session
                 // cancels it if it runs there.
@@ -372,7 +390,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     let (out, messages) = outbox(queue, what, &edge);
     let (close_tx, close) = oneshot::channel();
     let sink = PeerSink::Request { out, close: Mutex::new(Some(close_tx)) };
-    let running = run(&handle.executor, request, scope_for(&handle, &negotiated, sink, state, caller));
+    let running = run_in_session(&handle, state, request, scope_for(&handle, &negotiated, sink, state, caller));
     let execution = Box::pin(async move {
         let _in_flight = (in_flight, share);
         running.await
@@ -569,7 +587,7 @@ pub(super) async fn legacy_messages(
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());
-            run(&handle.executor, request, scope_for(&handle, &negotiated, sink, &state, caller)).await
+            run_in_session(&handle, &state, request, scope_for(&handle, &negotiated, sink, &state, caller)).await
         } else {
             Some(Err(ProtocolError::InvalidRequest("send initialize first".into())))
         };

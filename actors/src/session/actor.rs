@@ -3,9 +3,14 @@
 //! It owns the session's SSE streams (the standalone `GET` stream and one per POST answered with
 //! SSE), their replay buffers, its resource subscriptions, and its life: it ends on `Stop`
 //! (DELETE, shutdown) or when idle longer than the configured time, and then deregisters
-//! itself, stops its `ToolExecutor`, fails pending server-to-client requests and closes its
-//! streams. Request execution does not pass through this mailbox: handlers send `Execute` to the
-//! session's `ToolExecutor` and read [`SessionShared`] directly.
+//! itself, stops its `ToolExecutor` (if a request started one), fails pending server-to-client
+//! requests and closes its streams. Request execution does not pass through this mailbox:
+//! handlers send `Execute` to the session's `ToolExecutor` and read [`SessionShared`] directly.
+//!
+//! It runs no timer of its own: it files its next check with the process's one sweeper
+//! ([`super::expiry`], through [`Roster::file_check`]) — when it would have been idle for its idle
+//! time, or sooner for a keep-alive on an open stream or a refresh of its shared record — and
+//! acts when told ([`Sweep`]). An idle session costs no CPU until then.
 //!
 //! Handles the messages of [`super::messages`] and [`RecordNews`]. It reaches the registry that
 //! holds it through [`Roster`] only, so the registry (which holds sessions' addresses) and the
@@ -19,13 +24,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler};
+use actix::{Actor, ActorContext, AsyncContext, Context, Handler};
 use mcpd::catalog::LiveCatalog;
 use mcpd::server::{Interest, Subscription};
 
+use super::clock::now_ms;
 use super::end::EndReason;
 use super::messages::{
-    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Reconcile, Resume, ResumeError, Stop,
+    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Reconcile, Resume, ResumeError, Stop, Sweep,
 };
 use super::roster::Roster;
 use super::shared::SessionShared;
@@ -34,7 +40,6 @@ use super::stream::{self, Stream, STANDALONE};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::metrics::Metrics;
 use crate::sse::KEEP_ALIVE_INTERVAL;
-use crate::tool_executor::{StopExecutor, ToolExecutor};
 
 /// Cluster mode: the longest a session's copy stays idle on an instance.
 pub(crate) const COPY_IDLE: Duration = Duration::from_secs(60);
@@ -46,7 +51,6 @@ const MAX_PARKED_STREAMS: usize = 16;
 #[derive(Debug)]
 pub(crate) struct Session {
     shared: Arc<SessionShared>,
-    executor: Addr<ToolExecutor>,
     registry: Arc<dyn Roster>,
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
@@ -61,6 +65,9 @@ pub(crate) struct Session {
     /// Counts this session's resource subscriptions (released when it ends).
     catalog: Arc<LiveCatalog>,
     last_keep_alive: Instant,
+    /// The slot of the check this session filed last (`None` while one is being made): a
+    /// [`Sweep`] for another slot is an outdated one and ignored.
+    filed: Option<u64>,
     end: Option<EndReason>,
     legacy_sse: bool,
     /// Cluster mode: the session store, this session's event log (made on first event), and
@@ -73,10 +80,9 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// A session over its shared state and executor.
+    /// A session over its shared state.
     pub(crate) fn new(
         shared: Arc<SessionShared>,
-        executor: Addr<ToolExecutor>,
         registry: Arc<dyn Roster>,
         counts: Arc<ActorCounts>,
         metrics: Arc<Metrics>,
@@ -88,7 +94,6 @@ impl Session {
         let local_idle = if cluster.is_some() { idle_timeout.min(COPY_IDLE) } else { idle_timeout };
         Session {
             shared,
-            executor,
             registry,
             counts,
             metrics,
@@ -99,6 +104,7 @@ impl Session {
             interest: Interest::every_list(),
             catalog,
             last_keep_alive: Instant::now(),
+            filed: None,
             end: None,
             legacy_sse: false,
             cluster,
@@ -127,8 +133,12 @@ impl Session {
         self
     }
 
-    fn tick(&mut self, ctx: &mut Context<Self>) {
-        let idle_for = self.shared.idle_for();
+    /// A due check: ends the session when it has been idle for its idle time; else sends what
+    /// keep-alives are due, refreshes its shared record when due, forgets spent streams, and
+    /// files the next check.
+    fn check(&mut self, ctx: &mut Context<Self>) {
+        let now = now_ms();
+        let idle_for = self.shared.idle_at(now);
         if u128::from(idle_for) >= self.local_idle.as_millis() {
             log::debug!("session {} expired here", self.shared.id());
             // A copy of a shared session leaves its record fresh: the session may go on elsewhere.
@@ -150,6 +160,49 @@ impl Session {
         }
         let standalone = self.standalone_id;
         self.streams.retain(|id, s| *id == standalone || !s.spent());
+        self.file_next(now, idle_for);
+    }
+
+    /// Files the next check: when the session will have been idle for its idle time, or sooner
+    /// when a stream is open (its keep-alive) or its shared record needs refreshing.
+    fn file_next(&mut self, now: u64, idle_for: u64) {
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let mut due = now.saturating_sub(idle_for).saturating_add(millis(self.local_idle));
+        if self.streams.values().any(Stream::attached) {
+            let next_ping = KEEP_ALIVE_INTERVAL.saturating_sub(self.last_keep_alive.elapsed());
+            due = due.min(now + millis(next_ping));
+        }
+        if self.cluster.is_some() && !self.legacy_sse {
+            // A used copy refreshes its record every quarter of the idle time; and checks once
+            // more before the record would lapse, in case it was used since.
+            let since = millis(self.refreshed.elapsed());
+            let quarter = millis(self.idle_timeout / 4);
+            let lapse = millis(self.idle_timeout - self.idle_timeout / 8);
+            for at in [quarter, lapse] {
+                if at > since {
+                    due = due.min(now + (at - since));
+                }
+            }
+        }
+        self.file(due.max(now + 1));
+    }
+
+    /// Files a check at `due_ms`, unless one is filed for that slot or sooner.
+    fn file(&mut self, due_ms: u64) {
+        let slot = due_ms.div_ceil(super::expiry::SLOT_MS);
+        if self.filed.is_some_and(|filed| filed <= slot) {
+            return;
+        }
+        self.filed = Some(self.registry.file_check(self.shared.id(), due_ms));
+    }
+
+    /// A stream was attached: its keep-alives are due from now on.
+    fn keep_alive_from_now(&mut self) {
+        let millis = u64::try_from(KEEP_ALIVE_INTERVAL.as_millis()).unwrap_or(u64::MAX);
+        if self.streams.values().filter(|s| s.attached()).count() == 1 {
+            self.last_keep_alive = Instant::now();
+        }
+        self.file(now_ms() + millis);
     }
 
     /// Cluster mode: refreshes the session's record in the store when the session was used since
@@ -175,7 +228,10 @@ impl Session {
             owner: self.shared.owner().cloned(),
         };
         let news = ctx.address().recipient();
-        cluster.keep_alive(self.shared.id().as_str(), self.idle_timeout, copy, news, force);
+        // The record lives an idle time from the session's last use, wherever that was.
+        let since_use = Duration::from_millis(self.shared.idle_for());
+        let lives = self.idle_timeout.saturating_sub(since_use).max(Duration::from_millis(1));
+        cluster.keep_alive(self.shared.id().as_str(), lives, copy, news, force);
         self.refreshed = Instant::now();
     }
 
@@ -216,15 +272,14 @@ impl Session {
 impl Actor for Session {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Self::Context) {
+    fn started(&mut self, _ctx: &mut Self::Context) {
         self.counts.started(ActorKind::Session);
-        let tick = (self.idle_timeout / 4).clamp(Duration::from_millis(20), Duration::from_secs(1));
-        ctx.run_interval(tick, Self::tick);
+        self.file_next(now_ms(), self.shared.idle_for());
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
         self.registry.remove(self.shared.id());
-        self.executor.do_send(StopExecutor);
+        self.shared.executor().end();
         self.shared.fail_pending("the session ended");
         self.streams.clear();
         self.interest.release(&self.catalog);
@@ -243,6 +298,7 @@ impl Handler<OpenStream> for Session {
         let mut stream = Stream::default();
         stream.attach(id, msg.sender, true);
         self.streams.insert(id, stream);
+        self.keep_alive_from_now();
         if let Some(writer) = self.writer() {
             writer.open_stream(id, msg.request.as_ref());
         }
@@ -279,6 +335,7 @@ impl Handler<Resume> for Session {
                     return Err(ResumeError::Conflict);
                 }
                 standalone.attach(id, msg.sender, prime);
+                self.keep_alive_from_now();
                 Ok(())
             }
             Some(last) => {
@@ -298,6 +355,7 @@ impl Handler<Resume> for Session {
                 if !standalone && stream.spent() {
                     self.streams.remove(&id);
                 }
+                self.keep_alive_from_now();
                 Ok(())
             }
         }
@@ -370,6 +428,19 @@ impl Handler<RecordNews> for Session {
         for uri in subscriptions.into_iter().filter(|uri| !held.contains(uri)) {
             self.interest.apply_counted(Subscription::Subscribe(uri), &self.catalog);
         }
+    }
+}
+
+impl Handler<Sweep> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Sweep, ctx: &mut Self::Context) {
+        self.counts.handled(ActorKind::Session);
+        if self.filed != Some(msg.slot) {
+            return;
+        }
+        self.filed = None;
+        self.check(ctx);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The messages a `Session` actor handles: streams opened, written, resumed and detached,
-//! subscriptions changed, catalog changes, a reconcile, the end. Apart from the actor so that
-//! those who send them (the HTTP handlers, the registry, the peer of a request) need not import
-//! it.
+//! subscriptions changed, catalog changes, a reconcile, a due check, the end. Apart from the
+//! actor so that those who send them (the HTTP handlers, the registry, the peer of a request)
+//! need not import it.
 
 use actix::Message;
 use mcpd::catalog::CatalogEvent;
@@ -88,6 +88,16 @@ pub(crate) struct CatalogChanged(pub CatalogEvent);
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(crate) struct Reconcile;
+
+/// A check the session filed is due (sent by the sweeper, [`super::expiry`]): the session ends
+/// if it has been idle for its idle time, else does what is due (keep-alives, a record refresh)
+/// and files its next check.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct Sweep {
+    /// The slot the check was filed in.
+    pub slot: u64,
+}
 
 /// End the session.
 #[derive(Debug, Message)]

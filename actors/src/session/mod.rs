@@ -13,12 +13,18 @@
 //! | `store` | the session store interface of cluster mode, and [`LocalSessions`](store::LocalSessions): the registry as a store sees it |
 //! | `stream` | one SSE stream and its replay buffer |
 //! | `end` | [`EndReason`] |
+//! | `expiry` | the table of deadlines one sweeper takes due checks from |
+//! | `clock` | the sessions' monotonic clock |
+//! | `executor` | a session's `ToolExecutor`, started by its first request |
 //!
 //! The registry holds sessions' addresses; the actor reaches it through `Roster` and the
 //! cluster's store through `LocalSessions`, so neither imports the registry.
 
 mod actor;
+mod clock;
 pub(crate) mod end;
+mod executor;
+mod expiry;
 mod id;
 mod messages;
 mod peer;
@@ -30,6 +36,7 @@ pub(crate) mod stream;
 
 pub(crate) use actor::Session;
 pub(crate) use end::EndReason;
+pub(crate) use expiry::SLOT_MS as SWEEP_SLOT_MS;
 pub(crate) use id::SessionId;
 pub(crate) use messages::{
     CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Resume, ResumeError, Stop,

@@ -1,5 +1,7 @@
 //! The registry of live sessions, shared by every HTTP worker. It holds strong addresses, so a
 //! session ends only when told (`Stop`) or when it expires, and removes itself in `stopped()`.
+//! It keeps the sessions' table of deadlines ([`Deadlines`]): the supervisor's one timer calls
+//! [`SessionRegistry::sweep`], which tells each session whose check is due.
 //! It also keeps each identity's share of the capacity ([`crate::shares`]), and, when the cap is
 //! reached and the operator allows it, ends an idle session of the identity holding the most
 //! ([`SessionRegistry::evict_idle`]).
@@ -16,26 +18,28 @@ use actix::Addr;
 use dashmap::DashMap;
 
 use super::actor::Session;
+use super::clock::now_ms;
 use super::end::EndReason;
+use super::expiry::Deadlines;
 use super::id::SessionId;
-use super::messages::{ChangeSubscription, Reconcile, Stop};
+use super::messages::{ChangeSubscription, Reconcile, Stop, Sweep};
 use super::roster::Roster;
 use super::shared::SessionShared;
 use super::store::{CopyNews, LocalSessions, SessionStore};
 use crate::shares::Shares;
-use crate::tool_executor::{Cancel, ToolExecutor};
+use crate::tool_executor::Cancel;
 
 /// How long a session must have been idle to be ended for room.
 const EVICTABLE_AFTER_MS: u64 = 1000;
+/// The most entries the map is made room for up front (a larger cap grows it as sessions come).
+const PRESIZED_UP_TO: usize = 1 << 20;
 
 /// What a request handler needs of a session.
 #[derive(Debug, Clone)]
 pub(crate) struct SessionHandle {
     /// The session actor.
     pub session: Addr<Session>,
-    /// The session's executor.
-    pub executor: Addr<ToolExecutor>,
-    /// State read without a mailbox hop.
+    /// State read without a mailbox hop (the executor of its requests among it).
     pub shared: Arc<SessionShared>,
 }
 
@@ -48,12 +52,33 @@ pub(crate) struct SessionRegistry {
     store: OnceLock<Arc<dyn SessionStore>>,
     /// Each identity's share of sessions, streams and requests in flight.
     shares: Shares,
+    /// When each session is to be checked next.
+    deadlines: Deadlines,
 }
 
 impl SessionRegistry {
-    /// An empty registry admitting at most `max` sessions.
+    /// An empty registry admitting at most `max` sessions, with room made for them up front
+    /// (up to [`PRESIZED_UP_TO`]): opening a session never waits for the map to grow.
     pub(crate) fn new(max: usize) -> Self {
-        SessionRegistry { sessions: DashMap::new(), max, store: OnceLock::new(), shares: Shares::default() }
+        SessionRegistry {
+            sessions: DashMap::with_capacity(max.min(PRESIZED_UP_TO)),
+            max,
+            store: OnceLock::new(),
+            shares: Shares::default(),
+            deadlines: Deadlines::default(),
+        }
+    }
+
+    /// Tells every session whose check is due to check itself (the supervisor's timer calls
+    /// this every [`super::expiry::SLOT_MS`]); costs what is due, not what is held.
+    pub(crate) fn sweep(&self) {
+        for (slot, ids) in self.deadlines.due(now_ms()) {
+            for id in ids {
+                if let Some(handle) = self.get(id.as_str()) {
+                    handle.session.do_send(Sweep { slot });
+                }
+            }
+        }
     }
 
     /// Each identity's share of the capacity.
@@ -103,7 +128,11 @@ impl SessionRegistry {
             CopyNews::Answer { id, outcome } => {
                 handle.shared.resolve(&id, outcome);
             }
-            CopyNews::Cancel(id) => handle.executor.do_send(Cancel { id }),
+            CopyNews::Cancel(id) => {
+                if let Some(executor) = handle.shared.executor().running() {
+                    executor.do_send(Cancel { id });
+                }
+            }
             CopyNews::End => {
                 self.remove(handle.shared.id());
                 handle.session.do_send(Stop { reason: EndReason::Deleted });
@@ -166,6 +195,10 @@ impl SessionRegistry {
 impl Roster for SessionRegistry {
     fn store(&self) -> Option<&Arc<dyn SessionStore>> {
         SessionRegistry::store(self)
+    }
+
+    fn file_check(&self, id: &SessionId, due_ms: u64) -> u64 {
+        self.deadlines.file(id, due_ms)
     }
 
     fn remove(&self, id: &SessionId) {

@@ -15,9 +15,10 @@ use mcpd::version::ProtocolVersion;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::clock::now_ms;
+use super::executor::ExecutorSlot;
 use super::id::SessionId;
 use crate::shares::Held;
-use crate::status::now_millis;
 
 /// What the handshake agreed on.
 #[derive(Debug, Clone)]
@@ -49,6 +50,8 @@ pub(crate) struct SessionShared {
     refusal_logged: AtomicBool,
     /// The owner's share this session holds (given back when the session's state goes).
     share: Option<Held>,
+    /// The executor of its requests, started by the first.
+    executor: ExecutorSlot,
 }
 
 impl fmt::Debug for SessionShared {
@@ -69,7 +72,7 @@ impl SessionShared {
             id,
             negotiated: Mutex::new(negotiated),
             log_level: Mutex::new(None),
-            last_active: AtomicU64::new(now_millis()),
+            last_active: AtomicU64::new(now_ms()),
             busy: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             max_in_flight: max_in_flight.max(1),
@@ -78,6 +81,7 @@ impl SessionShared {
             owner: None,
             refusal_logged: AtomicBool::new(false),
             share: None,
+            executor: ExecutorSlot::default(),
         }
     }
 
@@ -154,15 +158,25 @@ impl SessionShared {
 
     /// Marks activity now.
     pub(crate) fn touch(&self) {
-        self.last_active.store(now_millis(), Ordering::Relaxed);
+        self.last_active.store(now_ms(), Ordering::Relaxed);
     }
 
     /// Milliseconds since the last activity, or 0 while work is in progress.
     pub(crate) fn idle_for(&self) -> u64 {
+        self.idle_at(now_ms())
+    }
+
+    /// Milliseconds idle at `now` (the sessions' clock), or 0 while work is in progress.
+    pub(crate) fn idle_at(&self, now: u64) -> u64 {
         if self.busy.load(Ordering::Relaxed) > 0 {
             return 0;
         }
-        now_millis().saturating_sub(self.last_active.load(Ordering::Relaxed))
+        now.saturating_sub(self.last_active.load(Ordering::Relaxed))
+    }
+
+    /// The executor of this session's requests (see [`ExecutorSlot`]).
+    pub(crate) fn executor(&self) -> &ExecutorSlot {
+        &self.executor
     }
 
     /// Marks a request or stream as in progress until the guard drops.

@@ -29,11 +29,11 @@ pub(crate) trait SessionStore: Send + Sync + fmt::Debug {
     /// disjoint from every other instance's).
     fn number_base(&self) -> u64;
 
-    /// Refreshes a used session's record (not awaited; a failure is counted by the store). A
-    /// record that is gone although the session is in use is written again from `copy`, unless
-    /// the session was deleted (then `news` hears [`RecordNews::Deleted`]). When `reconcile` (the
-    /// store's news of other instances may have been lost), a record that is there is read and
-    /// `news` hears its level and subscriptions ([`RecordNews::Reconciled`]).
+    /// Refreshes a used session's record to live `idle` more (not awaited; a failure is counted
+    /// by the store). A record that is gone although the session is in use is written again
+    /// from `copy`, unless the session was deleted (then `news` hears [`RecordNews::Deleted`]).
+    /// When `reconcile` (the store's news of other instances may have been lost), a record that
+    /// is there is read and `news` hears its level and subscriptions ([`RecordNews::Reconciled`]).
     fn keep_alive(&self, session: &str, idle: Duration, copy: RecordCopy, news: Recipient<RecordNews>, reconcile: bool);
 
     /// A session's event log (events are written in the order given, expiring after `idle`).

@@ -59,6 +59,7 @@ mod panic_containment;
 mod project_reach;
 mod project_screen;
 mod session_binding;
+mod session_expiry;
 mod sessions;
 mod sessions_interop;
 mod stdio;
