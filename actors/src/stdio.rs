@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 use crate::config::Limits;
 use crate::counts::{ActorCounts, EdgeCounters};
 use crate::queue::{Label, Outbox};
-use crate::tool_executor::{route_notification, run, StopExecutor, ToolExecutor};
+use crate::tool_executor::{route_notification, run, StopToolExecutor, ToolExecutor};
 
 /// Writes notifications for tools to stdout, through the single writer.
 struct StdioPeer {
@@ -221,7 +221,7 @@ where
     while tasks.join_next().await.is_some() {}
     server.live_catalog().unlisten(listener);
     connection.interest.lock().unwrap_or_else(PoisonError::into_inner).release(server.live_catalog());
-    executor.do_send(StopExecutor);
+    executor.do_send(StopToolExecutor);
     if let Some(tasks) = own_tasks {
         tasks.stop();
     }

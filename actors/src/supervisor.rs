@@ -15,7 +15,7 @@ use actix::{
 
 use crate::counts::{ActorCounts, ActorKind};
 use crate::listener::{Listener, StopActor};
-use crate::session::{EndReason, SessionRegistry, Stop, SWEEP_SLOT_MS};
+use crate::session::{EndReason, SessionRegistry, StopSession, SWEEP_SLOT_MS};
 
 /// How often the sweeper looks for due checks.
 const SLOT: Duration = Duration::from_millis(SWEEP_SLOT_MS);
@@ -66,7 +66,7 @@ impl Handler<Shutdown> for Supervisor {
                     log::debug!("listener already gone: {e}");
                 }
                 for handle in sessions {
-                    let _ = handle.session.send(Stop { reason: EndReason::Shutdown }).await;
+                    let _ = handle.session.send(StopSession { reason: EndReason::Shutdown }).await;
                 }
             }
             .into_actor(self)

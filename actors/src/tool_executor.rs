@@ -165,12 +165,12 @@ impl Handler<Cancel> for ToolExecutor {
 /// Stop the executor, aborting whatever still runs.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub(crate) struct StopExecutor;
+pub(crate) struct StopToolExecutor;
 
-impl Handler<StopExecutor> for ToolExecutor {
+impl Handler<StopToolExecutor> for ToolExecutor {
     type Result = ();
 
-    fn handle(&mut self, _msg: StopExecutor, ctx: &mut Self::Context) {
+    fn handle(&mut self, _msg: StopToolExecutor, ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::ToolExecutor);
         actix::ActorContext::stop(ctx);
     }

@@ -41,7 +41,7 @@ use crate::metrics::Outcome;
 use crate::queue::{self, Label, QueueLimits};
 use crate::session::{
     ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
-    SessionHandle, SessionId, SessionShared, Stop,
+    SessionHandle, SessionId, SessionShared, StopSession,
 };
 use crate::shares::{Held, Refusal, Resource};
 use crate::tool_executor::{route_notification, run, ToolExecutor};
@@ -52,7 +52,7 @@ struct EndWithStream(actix::Addr<Session>);
 
 impl Drop for EndWithStream {
     fn drop(&mut self) {
-        self.0.do_send(Stop { reason: EndReason::Deleted });
+        self.0.do_send(StopSession { reason: EndReason::Deleted });
     }
 }
 
@@ -229,7 +229,7 @@ pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -
         let owner = handle.shared.owner();
         if let Err(error) = cluster.create(id, &negotiated, owner, state.session_config.idle_timeout).await {
             state.sessions.remove(handle.shared.id());
-            handle.session.do_send(Stop { reason: EndReason::Shutdown });
+            handle.session.do_send(StopSession { reason: EndReason::Shutdown });
             state.metrics.request(Method::Initialize, Outcome::Error, started.elapsed());
             return unreachable_response(&error);
         }
@@ -493,7 +493,7 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
         }
     }
     state.sessions.remove(handle.shared.id());
-    match handle.session.send(Stop { reason: EndReason::Deleted }).await {
+    match handle.session.send(StopSession { reason: EndReason::Deleted }).await {
         Ok(()) => HttpResponse::Ok().finish(),
         Err(_) => session_not_found(),
     }

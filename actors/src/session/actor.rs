@@ -1,7 +1,7 @@
 //! The `Session` actor: one per streamable-HTTP session (or legacy HTTP+SSE connection).
 //!
 //! It owns the session's SSE streams (the standalone `GET` stream and one per POST answered with
-//! SSE), their replay buffers, its resource subscriptions, and its life: it ends on `Stop`
+//! SSE), their replay buffers, its resource subscriptions, and its life: it ends on `StopSession`
 //! (DELETE, shutdown) or when idle longer than the configured time, and then deregisters
 //! itself, stops its `ToolExecutor` (if a request started one), fails pending server-to-client
 //! requests and closes its streams. Request execution does not pass through this mailbox:
@@ -31,7 +31,8 @@ use mcpd::server::{Interest, Subscription};
 use super::clock::now_ms;
 use super::end::EndReason;
 use super::messages::{
-    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Reconcile, Resume, ResumeError, Stop, Sweep,
+    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Reconcile, Resume, ResumeError, StopSession,
+    Sweep,
 };
 use super::roster::Roster;
 use super::shared::SessionShared;
@@ -444,10 +445,10 @@ impl Handler<Sweep> for Session {
     }
 }
 
-impl Handler<Stop> for Session {
+impl Handler<StopSession> for Session {
     type Result = ();
 
-    fn handle(&mut self, msg: Stop, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: StopSession, ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::Session);
         self.end = Some(msg.reason);
         ctx.stop();

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use actix::Addr;
 
-use crate::tool_executor::{StopExecutor, ToolExecutor};
+use crate::tool_executor::{StopToolExecutor, ToolExecutor};
 
 #[derive(Debug, Default)]
 enum Slot {
@@ -53,7 +53,7 @@ impl ExecutorSlot {
     /// The session ended: stops its executor (aborting what still runs) and starts no other.
     pub(crate) fn end(&self) {
         if let Slot::Running(executor) = std::mem::replace(&mut *self.slot(), Slot::Ended) {
-            executor.do_send(StopExecutor);
+            executor.do_send(StopToolExecutor);
         }
     }
 }

@@ -102,7 +102,7 @@ pub(crate) struct Sweep {
 /// End the session.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub(crate) struct Stop {
+pub(crate) struct StopSession {
     /// Why.
     pub reason: EndReason,
 }

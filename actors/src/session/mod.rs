@@ -4,7 +4,7 @@
 //! | file | holds |
 //! |---|---|
 //! | `actor` | the [`Session`] actor: its streams, subscriptions and life |
-//! | `messages` | what the actor handles ([`Emit`], [`OpenStream`], [`Resume`], [`Stop`], …) |
+//! | `messages` | what the actor handles ([`Emit`], [`OpenStream`], [`Resume`], [`StopSession`], …) |
 //! | `shared` | [`SessionShared`]: what handlers read and write without a mailbox hop |
 //! | `peer` | [`RequestPeer`]: the way back to the client for one request |
 //! | `id` | [`SessionId`] |
@@ -39,7 +39,7 @@ pub(crate) use end::EndReason;
 pub(crate) use expiry::SLOT_MS as SWEEP_SLOT_MS;
 pub(crate) use id::SessionId;
 pub(crate) use messages::{
-    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Resume, ResumeError, Stop,
+    CatalogChanged, ChangeSubscription, DetachStream, Emit, OpenStream, Resume, ResumeError, StopSession,
 };
 pub(crate) use peer::{PeerSink, RequestPeer};
 pub(crate) use registry::{SessionHandle, SessionRegistry};

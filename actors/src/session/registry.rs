@@ -1,5 +1,5 @@
 //! The registry of live sessions, shared by every HTTP worker. It holds strong addresses, so a
-//! session ends only when told (`Stop`) or when it expires, and removes itself in `stopped()`.
+//! session ends only when told (`StopSession`) or when it expires, and removes itself in `stopped()`.
 //! It keeps the sessions' table of deadlines ([`Deadlines`]): the supervisor's one timer calls
 //! [`SessionRegistry::sweep`], which tells each session whose check is due.
 //! It also keeps each identity's share of the capacity ([`crate::shares`]), and, when the cap is
@@ -22,7 +22,7 @@ use super::clock::now_ms;
 use super::end::EndReason;
 use super::expiry::Deadlines;
 use super::id::SessionId;
-use super::messages::{ChangeSubscription, Reconcile, Stop, Sweep};
+use super::messages::{ChangeSubscription, Reconcile, StopSession, Sweep};
 use super::roster::Roster;
 use super::shared::SessionShared;
 use super::store::{CopyNews, LocalSessions, SessionStore};
@@ -105,7 +105,7 @@ impl SessionRegistry {
         let Some((_, handle)) = idle else { return false };
         log::info!("session {} ended to make room: its owner holds the most sessions", handle.shared.id());
         self.remove(handle.shared.id());
-        handle.session.do_send(Stop { reason: EndReason::Expired });
+        handle.session.do_send(StopSession { reason: EndReason::Expired });
         true
     }
 
@@ -135,7 +135,7 @@ impl SessionRegistry {
             }
             CopyNews::End => {
                 self.remove(handle.shared.id());
-                handle.session.do_send(Stop { reason: EndReason::Deleted });
+                handle.session.do_send(StopSession { reason: EndReason::Deleted });
             }
             CopyNews::Level(level) => handle.shared.set_log_level(level),
             CopyNews::Subscription(change) => handle.session.do_send(ChangeSubscription(change)),
