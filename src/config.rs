@@ -77,12 +77,12 @@ impl Properties {
     /// The value of `key` parsed as `T`.
     ///
     /// # Errors
-    /// A [`ConfigError`] naming the key and the bad value.
-    pub fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, ConfigError> {
+    /// A [`PropertiesError`] naming the key and the bad value.
+    pub fn parsed<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, PropertiesError> {
         match self.get(key).map(str::trim) {
             None | Some("") => Ok(None),
             Some(v) => {
-                v.parse().map(Some).map_err(|_| ConfigError::BadValue { key: key.to_owned(), value: v.to_owned() })
+                v.parse().map(Some).map_err(|_| PropertiesError::BadValue { key: key.to_owned(), value: v.to_owned() })
             }
         }
     }
@@ -193,9 +193,9 @@ fn unescape_unicode(chars: &mut std::str::Chars<'_>, out: &mut String) {
     out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
 }
 
-/// A configuration value that cannot be used.
+/// A value in `mcp.properties` that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
-pub enum ConfigError {
+pub enum PropertiesError {
     /// A key's value does not parse.
     #[display("invalid value {value:?} for {key}")]
     BadValue {

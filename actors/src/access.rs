@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
-use mcpd::auth::access::{self, AccessClient, CallCounts, CallOutcome, ClientSpec, Credential, ANONYMOUS};
+use mcpd::auth::access::{self, AccessClient, CallCounts, ClientCallOutcome, ClientSpec, Credential, ANONYMOUS};
 use mcpd::auth::scopes::Access;
 use mcpd::auth::KeySet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -205,7 +205,7 @@ impl AccessControl {
 /// shares, whether it is an operator, and its call counts — never a key.
 fn client_status(client: &AccessClient, kind: &str) -> Value {
     let calls: serde_json::Map<String, Value> =
-        CallOutcome::ALL.iter().map(|o| (o.label().to_owned(), json!(client.calls.get(*o)))).collect();
+        ClientCallOutcome::ALL.iter().map(|o| (o.label().to_owned(), json!(client.calls.get(*o)))).collect();
     json!({
         "name": &*client.name,
         "auth": kind,
@@ -317,7 +317,7 @@ impl MoreMetrics for ClientCalls {
         )?;
         let named = policy.clients.iter().map(|c| (&*c.name, &c.calls));
         for (name, calls) in named.chain([(ANONYMOUS, &self.0.anonymous)]) {
-            for outcome in CallOutcome::ALL {
+            for outcome in ClientCallOutcome::ALL {
                 let labels = [("client", name), ("outcome", outcome.label())];
                 ConstCounter::new(calls.get(outcome)).encode(family.encode_family(&labels)?)?;
             }
@@ -417,13 +417,13 @@ mod tests {
         let path = dir.write("access.json", r#"{"clients": [{"name": "a", "key": "ka", "tools": ["one"]}]}"#);
         let control = AccessControl::load(&path).unwrap();
         let a = control.identify(headers(&[("authorization", "Bearer ka")])).unwrap();
-        a.client.as_ref().unwrap().calls.add(CallOutcome::Ok);
+        a.client.as_ref().unwrap().calls.add(ClientCallOutcome::Ok);
         assert!(a.may_call("one") && !a.may_call("two"));
         dir.write("access.json", r#"{"clients": [{"name": "a", "key": "ka", "tools": ["two"]}]}"#);
         control.reload(&path).unwrap();
         let a = control.identify(headers(&[("authorization", "Bearer ka")])).unwrap();
         assert!(!a.may_call("one") && a.may_call("two"));
-        assert_eq!(a.client.as_ref().unwrap().calls.get(CallOutcome::Ok), 1, "counts survive a reload");
+        assert_eq!(a.client.as_ref().unwrap().calls.get(ClientCallOutcome::Ok), 1, "counts survive a reload");
         dir.write("access.json", r#"{"clients": [{"name": "a", "key": "ka", "tools": ["three"]}"#);
         let error = control.reload(&path).unwrap_err();
         assert!(error.contains("not valid JSON"), "{error}");

@@ -557,13 +557,13 @@ fn openmetrics_to_prometheus(openmetrics: &str) -> String {
 fn call_outcome(
     access: Option<&mcpd::auth::scopes::Access>,
     execution: &mcpd::server::Execution,
-) -> mcpd::auth::access::CallOutcome {
-    use mcpd::auth::access::CallOutcome;
+) -> mcpd::auth::access::ClientCallOutcome {
+    use mcpd::auth::access::ClientCallOutcome;
     let hidden = execution.tool.as_ref().zip(access).is_some_and(|(tool, access)| !access.may_call(&tool.name));
     match &execution.outcome {
-        _ if hidden => CallOutcome::Denied,
-        Ok(reply) if !reply.is_tool_error() => CallOutcome::Ok,
-        _ => CallOutcome::Error,
+        _ if hidden => ClientCallOutcome::Denied,
+        Ok(reply) if !reply.is_tool_error() => ClientCallOutcome::Ok,
+        _ => ClientCallOutcome::Error,
     }
 }
 

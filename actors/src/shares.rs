@@ -4,7 +4,7 @@
 //! included — can take the capacity every other caller needs.
 //!
 //! A share is taken ([`Shares::take`]) when the thing is opened and given back when its
-//! [`Held`] guard drops. Past its share a caller gets its own refusal ([`Refusal`]: `429` with
+//! [`Held`] guard drops. Past its share a caller gets its own refusal ([`ShareRefusal`]: `429` with
 //! `Retry-After`); other callers are unaffected until the global caps, which stay as they are.
 //! The share of an access-file client is its `limits`, else the server's default share
 //! (`--session-share`, `--stream-share`, `--in-flight-share`; by default a quarter of the
@@ -87,7 +87,7 @@ pub struct ShareConfig {
 
 /// Why a share was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
+pub(crate) struct ShareRefusal {
     /// What ran out.
     pub(crate) resource: Resource,
     /// The share.
@@ -96,7 +96,7 @@ pub(crate) struct Refusal {
     pub(crate) who: String,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for ShareRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -187,13 +187,13 @@ impl Shares {
     /// share (counted with what it holds on the other instances).
     ///
     /// # Errors
-    /// The [`Refusal`] naming the share, when it is used up.
+    /// The [`ShareRefusal`] naming the share, when it is used up.
     pub(crate) fn take(
         &self,
         identity: Option<&Identity>,
         access: Option<&Access>,
         resource: Resource,
-    ) -> Result<Held, Refusal> {
+    ) -> Result<Held, ShareRefusal> {
         let identity = match identity {
             Some(identity) => identity.clone(),
             None if self.anonymous_counted.load(Relaxed) => Identity::anonymous(),
@@ -215,7 +215,7 @@ impl Shares {
                 Some(client) => format!("client {:?}", client.name),
                 None => format!("this caller ({})", identity.shown()),
             };
-            return Err(Refusal { resource, limit, who });
+            return Err(ShareRefusal { resource, limit, who });
         }
         Ok(Held { counts: Some((counts, resource)) })
     }

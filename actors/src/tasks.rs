@@ -28,7 +28,7 @@ use futures_util::FutureExt as _;
 use mcpd::catalog::{BoxFuture, ToolError};
 use mcpd::context::ToolContext;
 use mcpd::server::{
-    CallOutcome, Method, Rerun, TaskCall, TaskCallOutcome, TaskOptions, TaskService, TaskStep, MAX_INPUT_ROUNDS,
+    Method, Rerun, RunOutcome, TaskCall, TaskCallOutcome, TaskOptions, TaskService, TaskStep, MAX_INPUT_ROUNDS,
 };
 use mcpd::tasks::{
     empty_ack, CreateTaskResult, DetailedTask, KeyMap, MemoryTaskStore, StoreLimits, TaskCounts, TaskIdParams,
@@ -193,7 +193,7 @@ impl Inner {
 }
 
 /// Polls `work` once: its outcome if it is ready at once.
-async fn poll_once(work: &mut BoxFuture<CallOutcome>) -> Option<CallOutcome> {
+async fn poll_once(work: &mut BoxFuture<RunOutcome>) -> Option<RunOutcome> {
     std::future::poll_fn(|cx| {
         Poll::Ready(match work.as_mut().poll(cx) {
             Poll::Ready(outcome) => Some(outcome),
@@ -302,7 +302,7 @@ impl Drop for InputGuard {
 async fn drive(
     inner: Arc<Inner>,
     task_id: String,
-    first: BoxFuture<CallOutcome>,
+    first: BoxFuture<RunOutcome>,
     rerun: Rerun,
     context: ToolContext,
     mut answers: mpsc::Receiver<Map<String, Value>>,

@@ -415,7 +415,7 @@ impl TokenBucket {
 
 /// How a client's `tools/call` ended, as `mcpd_client_calls_total` counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallOutcome {
+pub enum ClientCallOutcome {
     /// A result without `isError`.
     Ok,
     /// A result with `isError`, or a JSON-RPC error (an unknown tool among them).
@@ -426,17 +426,18 @@ pub enum CallOutcome {
     Limited,
 }
 
-impl CallOutcome {
+impl ClientCallOutcome {
     /// Every outcome, in label order.
-    pub const ALL: [CallOutcome; 4] = [CallOutcome::Ok, CallOutcome::Error, CallOutcome::Denied, CallOutcome::Limited];
+    pub const ALL: [ClientCallOutcome; 4] =
+        [ClientCallOutcome::Ok, ClientCallOutcome::Error, ClientCallOutcome::Denied, ClientCallOutcome::Limited];
 
     /// Its `outcome` label.
     pub const fn label(self) -> &'static str {
         match self {
-            CallOutcome::Ok => "ok",
-            CallOutcome::Error => "error",
-            CallOutcome::Denied => "denied",
-            CallOutcome::Limited => "limited",
+            ClientCallOutcome::Ok => "ok",
+            ClientCallOutcome::Error => "error",
+            ClientCallOutcome::Denied => "denied",
+            ClientCallOutcome::Limited => "limited",
         }
     }
 }
@@ -447,18 +448,18 @@ pub struct CallCounts([AtomicU64; 4]);
 
 impl CallCounts {
     /// Counts one call.
-    pub fn add(&self, outcome: CallOutcome) {
+    pub fn add(&self, outcome: ClientCallOutcome) {
         self.0[outcome as usize].fetch_add(1, Relaxed);
     }
 
     /// The count of `outcome`.
-    pub fn get(&self, outcome: CallOutcome) -> u64 {
+    pub fn get(&self, outcome: ClientCallOutcome) -> u64 {
         self.0[outcome as usize].load(Relaxed)
     }
 
     /// All calls counted.
     pub fn total(&self) -> u64 {
-        CallOutcome::ALL.iter().map(|o| self.get(*o)).sum()
+        ClientCallOutcome::ALL.iter().map(|o| self.get(*o)).sum()
     }
 }
 
@@ -666,12 +667,12 @@ mod tests {
     #[test]
     fn call_counts_by_outcome() {
         let counts = CallCounts::default();
-        counts.add(CallOutcome::Ok);
-        counts.add(CallOutcome::Ok);
-        counts.add(CallOutcome::Limited);
-        assert_eq!(counts.get(CallOutcome::Ok), 2);
-        assert_eq!(counts.get(CallOutcome::Denied), 0);
+        counts.add(ClientCallOutcome::Ok);
+        counts.add(ClientCallOutcome::Ok);
+        counts.add(ClientCallOutcome::Limited);
+        assert_eq!(counts.get(ClientCallOutcome::Ok), 2);
+        assert_eq!(counts.get(ClientCallOutcome::Denied), 0);
         assert_eq!(counts.total(), 3);
-        assert_eq!(CallOutcome::ALL.map(CallOutcome::label), ["ok", "error", "denied", "limited"]);
+        assert_eq!(ClientCallOutcome::ALL.map(ClientCallOutcome::label), ["ok", "error", "denied", "limited"]);
     }
 }

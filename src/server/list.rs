@@ -12,22 +12,22 @@ use crate::model::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// One of the catalog's lists: the key its result puts the items under, and how to take a page.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Listing<T: 'static> {
+pub(super) struct CatalogList<T: 'static> {
     key: &'static str,
     page: fn(&Catalog, Option<&str>, usize, Keep<'_>) -> Page<T>,
 }
 
 /// `tools/list`.
-pub(super) const TOOLS: Listing<Tool> = Listing { key: "tools", page: Catalog::tool_page };
+pub(super) const TOOLS: CatalogList<Tool> = CatalogList { key: "tools", page: Catalog::tool_page };
 /// `prompts/list`.
-pub(super) const PROMPTS: Listing<Prompt> = Listing { key: "prompts", page: Catalog::prompt_page };
+pub(super) const PROMPTS: CatalogList<Prompt> = CatalogList { key: "prompts", page: Catalog::prompt_page };
 /// `resources/list`.
-pub(super) const RESOURCES: Listing<Resource> = Listing { key: "resources", page: Catalog::resource_page };
+pub(super) const RESOURCES: CatalogList<Resource> = CatalogList { key: "resources", page: Catalog::resource_page };
 /// `resources/templates/list`.
-pub(super) const TEMPLATES: Listing<ResourceTemplate> =
-    Listing { key: "resourceTemplates", page: Catalog::template_page };
+pub(super) const TEMPLATES: CatalogList<ResourceTemplate> =
+    CatalogList { key: "resourceTemplates", page: Catalog::template_page };
 
-impl<T: Serialize> Listing<T> {
+impl<T: Serialize> CatalogList<T> {
     /// The page `params.cursor` asks for of the entries `visible` keeps (a caller's view, see
     /// [`super::screen`]), at most `size` items, with `nextCursor` when more remain.
     pub(super) fn result(

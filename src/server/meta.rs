@@ -19,7 +19,7 @@ pub(super) fn meta_of(params: Option<&Map<String, Value>>) -> Option<&Map<String
 
 /// The members of a request's `_meta` that serving reads.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct RequestMeta<'a> {
+pub(super) struct ServingMeta<'a> {
     /// `io.modelcontextprotocol/protocolVersion`.
     pub(super) protocol_version: Option<&'a Value>,
     /// Whether it carries `io.modelcontextprotocol/clientCapabilities` (those a request declares
@@ -31,10 +31,10 @@ pub(super) struct RequestMeta<'a> {
     pub(super) progress_token: Option<&'a Value>,
 }
 
-impl<'a> RequestMeta<'a> {
+impl<'a> ServingMeta<'a> {
     /// Reads `meta` in one pass.
     pub(super) fn of(meta: &'a Map<String, Value>) -> Self {
-        let mut found = RequestMeta::default();
+        let mut found = ServingMeta::default();
         for (key, value) in meta {
             let slot = match MetaMember::of(key) {
                 MetaMember::ProtocolVersion => &mut found.protocol_version,
@@ -53,12 +53,12 @@ impl<'a> RequestMeta<'a> {
 
     /// The `_meta` of a notification's params, read; `None` when there is none.
     pub(super) fn of_params(params: Option<&'a Map<String, Value>>) -> Option<Self> {
-        meta_of(params).map(RequestMeta::of)
+        meta_of(params).map(ServingMeta::of)
     }
 
     /// A request's `_meta` (read when it was parsed); `None` when it has none.
     pub(super) fn of_request(meta: Option<&'a crate::jsonrpc::RequestMeta>) -> Option<Self> {
-        meta.map(|meta| RequestMeta {
+        meta.map(|meta| ServingMeta {
             protocol_version: meta.protocol_version(),
             has_client_capabilities: meta.client_capabilities().is_some(),
             log_level: meta.log_level(),
@@ -81,15 +81,15 @@ mod tests {
             "progressToken": 5,
             "other": true
         }});
-        let meta = RequestMeta::of_params(params.as_object()).expect("params carry _meta");
+        let meta = ServingMeta::of_params(params.as_object()).expect("params carry _meta");
         assert_eq!(meta.protocol_version, Some(&json!("2026-07-28")));
         assert!(meta.has_client_capabilities);
         assert_eq!(meta.log_level, Some(&json!("info")));
         assert_eq!(meta.progress_token, Some(&json!(5)));
         let bare = json!({"_meta": {"progressToken": 1}});
-        let meta = RequestMeta::of_params(bare.as_object()).expect("params carry _meta");
+        let meta = ServingMeta::of_params(bare.as_object()).expect("params carry _meta");
         assert!(meta.protocol_version.is_none() && !meta.has_client_capabilities && meta.log_level.is_none());
-        assert!(RequestMeta::of_params(json!({"_meta": 1}).as_object()).is_none());
-        assert!(RequestMeta::of_params(None).is_none());
+        assert!(ServingMeta::of_params(json!({"_meta": 1}).as_object()).is_none());
+        assert!(ServingMeta::of_params(None).is_none());
     }
 }

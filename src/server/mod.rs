@@ -53,4 +53,4 @@ pub use route::{http_era, legacy_http_version, route_post, stdio_era, Posted, Se
 pub use scope::Scope;
 pub use screen::Screen;
 pub use stateless::{HeaderLookup, HttpHeaders, RoutingHeaders, StatelessRequest};
-pub use tasks::{CallOutcome, Rerun, TaskCall, TaskCallOutcome, TaskService, TaskStep, ANONYMOUS_OWNER};
+pub use tasks::{Rerun, RunOutcome, TaskCall, TaskCallOutcome, TaskService, TaskStep, ANONYMOUS_OWNER};

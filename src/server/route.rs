@@ -2,7 +2,7 @@
 //! HTTP endpoint as one pure function ([`route_post`]) of the message, its routing headers,
 //! whether it names a session, and whether the endpoint keeps sessions.
 
-use super::meta::RequestMeta;
+use super::meta::ServingMeta;
 use super::method::Method;
 use super::stateless::RoutingHeaders;
 use crate::error::ProtocolError;
@@ -13,11 +13,11 @@ use crate::version::{Era, ProtocolVersion};
 /// carries the 2026-07-28 request metadata or its `MCP-Protocol-Version` header names
 /// 2026-07-28; otherwise the handshake era.
 pub fn http_era(request: &Request, header_version: Option<&str>) -> Era {
-    era_over_http(RequestMeta::of_request(request.meta()), header_version)
+    era_over_http(ServingMeta::of_request(request.meta()), header_version)
 }
 
 /// [`http_era`] of a request's or a notification's `_meta`.
-fn era_over_http(meta: Option<RequestMeta<'_>>, header_version: Option<&str>) -> Era {
+fn era_over_http(meta: Option<ServingMeta<'_>>, header_version: Option<&str>) -> Era {
     let has_modern_meta = meta.is_some_and(|m| m.protocol_version.is_some() || m.has_client_capabilities);
     let header_is_stateless = header_version.map(str::trim) == Some(ProtocolVersion::STATELESS.as_str());
     if has_modern_meta || header_is_stateless {
@@ -29,7 +29,7 @@ fn era_over_http(meta: Option<RequestMeta<'_>>, header_version: Option<&str>) ->
 
 /// Chooses the era of a stdio request: stateless when its `_meta` names a protocol version.
 pub fn stdio_era(request: &Request) -> Era {
-    if RequestMeta::of_request(request.meta()).is_some_and(|m| m.protocol_version.is_some()) {
+    if ServingMeta::of_request(request.meta()).is_some_and(|m| m.protocol_version.is_some()) {
         Era::Stateless
     } else {
         Era::Stateful
@@ -99,7 +99,7 @@ pub fn route_post<'s>(
     let stateless = match &message {
         Message::Request(request) => http_era(request, headers.protocol_version) == Era::Stateless,
         Message::Notification(n) => {
-            era_over_http(RequestMeta::of_params(n.params.as_ref()), headers.protocol_version) == Era::Stateless
+            era_over_http(ServingMeta::of_params(n.params.as_ref()), headers.protocol_version) == Era::Stateless
         }
         Message::Response(_) => false,
     };

@@ -27,12 +27,12 @@ use crate::version::Era;
 pub const ANONYMOUS_OWNER: &str = "anonymous";
 
 /// The outcome of one run of a tool's handler.
-pub type CallOutcome = Result<CallToolResult, ToolError>;
+pub type RunOutcome = Result<CallToolResult, ToolError>;
 
 /// Runs the handler again with the answers to its last input requests (by its own keys) and the
 /// state it attached to them.
 pub type Rerun =
-    Arc<dyn Fn(Option<Arc<Map<String, Value>>>, Option<Arc<Value>>) -> BoxFuture<CallOutcome> + Send + Sync>;
+    Arc<dyn Fn(Option<Arc<Map<String, Value>>>, Option<Arc<Value>>) -> BoxFuture<RunOutcome> + Send + Sync>;
 
 /// A `tools/call` that may become a task: the handler's first run, already started (its
 /// inputs are the request's own `inputResponses` / `requestState`), and how to run it again.
@@ -44,7 +44,7 @@ pub struct TaskCall {
     /// The tool.
     pub tool: Arc<Tool>,
     /// The first run (a panic in it is a tool failure).
-    pub first: BoxFuture<CallOutcome>,
+    pub first: BoxFuture<RunOutcome>,
     /// Later runs (a panic in them is a tool failure).
     pub rerun: Rerun,
     /// The handler's context, for the client's declared capabilities.
@@ -64,13 +64,13 @@ impl std::fmt::Debug for TaskCall {
 pub enum TaskCallOutcome {
     /// The call ended before it became a task: its outcome, answered as if synchronous (an
     /// `InputRequired` becomes the `input_required` answer of MRTR).
-    Finished(CallOutcome),
+    Finished(RunOutcome),
     /// It is a task now (readable by `tasks/get`).
     Task(CreateTaskResult),
     /// It could not become a task and cannot run without one (a required tool over the caps).
     Refused(ProtocolError),
     /// It could not become a task (the caps) and runs on synchronously: the rest of its run.
-    Declined(BoxFuture<CallOutcome>),
+    Declined(BoxFuture<RunOutcome>),
 }
 
 impl std::fmt::Debug for TaskCallOutcome {
@@ -100,7 +100,7 @@ pub trait TaskService: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// Runs a handler's future with a panic made a tool failure (as synchronous calls do).
-pub(super) fn contained(name: Arc<str>, work: BoxFuture<CallOutcome>) -> BoxFuture<CallOutcome> {
+pub(super) fn contained(name: Arc<str>, work: BoxFuture<RunOutcome>) -> BoxFuture<RunOutcome> {
     Box::pin(async move {
         match AssertUnwindSafe(work).catch_unwind().await {
             Ok(outcome) => outcome,
@@ -141,7 +141,7 @@ impl TaskStep {
     /// The step after a run that ended with `outcome`: a result is `completed` (a tool failure
     /// too, as an `isError` result), a protocol error `failed`, a request for input `Input` —
     /// or `failed` with `-32021` when the client declared none of the capabilities it needs.
-    pub fn after(outcome: CallOutcome, context: &ToolContext) -> TaskStep {
+    pub fn after(outcome: RunOutcome, context: &ToolContext) -> TaskStep {
         let result = match outcome {
             Ok(result) => result,
             Err(ToolError::Failed(message)) => CallToolResult::error(message),

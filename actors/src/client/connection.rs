@@ -35,7 +35,7 @@ use super::handlers::{CallHandlers, ClientHandlers};
 use super::link::{Link, LinkConfig, LinkShare, Mode};
 use super::listing::list_all;
 use super::task;
-use super::tool_call::{call_tool, start_call, CallOutcome, CallResult, CallTool, Started};
+use super::tool_call::{call_tool, start_call, CallResult, CallTool, RemoteCallOutcome, Started};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::panics::{self, Site};
 
@@ -232,14 +232,14 @@ impl Handler<CallToolCancellable> for ClientConnection {
 
 /// Call a tool, returning a task the server makes of the call instead of waiting for it.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<CallOutcome, ClientError>")]
+#[rtype(result = "Result<RemoteCallOutcome, ClientError>")]
 pub struct StartToolCall {
     /// The call.
     pub call: CallTool,
 }
 
 impl Handler<StartToolCall> for ClientConnection {
-    type Result = ResponseFuture<Result<CallOutcome, ClientError>>;
+    type Result = ResponseFuture<Result<RemoteCallOutcome, ClientError>>;
 
     fn handle(&mut self, msg: StartToolCall, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
@@ -247,8 +247,8 @@ impl Handler<StartToolCall> for ClientConnection {
         contained(async move {
             let name = msg.call.name.clone();
             match start_call(&link, msg.call.into_params(), None, None).await? {
-                Started::Result(raw) => CallResult::from_result(link.name(), &name, raw).map(CallOutcome::Result),
-                Started::Task(created) => Ok(CallOutcome::Task(created)),
+                Started::Result(raw) => CallResult::from_result(link.name(), &name, raw).map(RemoteCallOutcome::Result),
+                Started::Task(created) => Ok(RemoteCallOutcome::Task(created)),
             }
         })
     }

@@ -2,28 +2,28 @@
 //! ([`super::ClientManager::with_credentials`]) answers `401`s of every HTTP server with it
 //! (stored tokens only, refreshed; nobody is asked to log in), except servers configured with an
 //! `Authorization` header and no `oauth` settings (the header is their credential). A server
-//! whose entry has `oauth` settings (see [`mcpd::client::config::OAuthSettings`]) gets them —
+//! whose entry has `oauth` settings (see [`mcpd::client::config::ClientOAuthSettings`]) gets them —
 //! its pre-registered client, its grant, its scope — with the manager's store, or one kept in
 //! memory when the manager has none. Secrets named by the settings are read when the connection
 //! is made, and never appear in a message.
 
 use std::sync::Arc;
 
-use mcpd::client::config::{OAuthGrant, OAuthSettings, SecretSource, ServerConfig};
+use mcpd::client::config::{ClientOAuthSettings, OAuthGrant, SecretSource, ServerConfig};
 
 use super::error::ClientError;
 use super::oauth::{CredentialStore, Grant, MemoryStore, OAuthConfig, Registration};
 
 /// The credential stores of a manager.
 #[derive(Debug, Clone)]
-pub(super) struct Credentials {
+pub(super) struct CredentialStores {
     /// OAuth for every HTTP server (see the module docs).
     pub(super) store: Option<Arc<dyn CredentialStore>>,
     /// For servers with `oauth` settings when there is no `store`.
     pub(super) memory: Arc<MemoryStore>,
 }
 
-impl Credentials {
+impl CredentialStores {
     /// The OAuth configuration of a server's link, if it gets one.
     pub(super) fn oauth_config(&self, config: &ServerConfig) -> Result<Option<OAuthConfig>, ClientError> {
         let store: Arc<dyn CredentialStore> = match (&self.store, &config.oauth) {
@@ -47,8 +47,8 @@ impl Credentials {
         };
         let grant = match settings {
             None => Grant::AuthorizationCode,
-            Some(OAuthSettings { grant: OAuthGrant::AuthorizationCode, .. }) => Grant::AuthorizationCode,
-            Some(OAuthSettings { private_key_file: Some(path), algorithm, .. }) => Grant::PrivateKeyJwt {
+            Some(ClientOAuthSettings { grant: OAuthGrant::AuthorizationCode, .. }) => Grant::AuthorizationCode,
+            Some(ClientOAuthSettings { private_key_file: Some(path), algorithm, .. }) => Grant::PrivateKeyJwt {
                 private_key_pem: read_secret_file(path).map_err(|e| failed(format!("oauth.privateKeyFile: {e}")))?,
                 algorithm: algorithm.clone().unwrap_or_else(|| mcpd::client::config::DEFAULT_OAUTH_ALGORITHM.into()),
             },
@@ -99,9 +99,9 @@ mod tests {
         ConfigDocument::from_value(node).unwrap().resolve().unwrap()
     }
 
-    fn credentials(store: bool) -> Credentials {
+    fn credentials(store: bool) -> CredentialStores {
         let shared: Arc<dyn CredentialStore> = Arc::new(MemoryStore::default());
-        Credentials { store: store.then_some(shared), memory: Arc::new(MemoryStore::default()) }
+        CredentialStores { store: store.then_some(shared), memory: Arc::new(MemoryStore::default()) }
     }
 
     #[test]

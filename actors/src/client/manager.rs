@@ -27,7 +27,7 @@ use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
 use super::connection::{CancelTask, ClientConnection, GetTask, Invalidate, List, Listable, SendRequest};
-use super::credentials::Credentials;
+use super::credentials::CredentialStores;
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
 use super::link::LinkShare;
@@ -96,14 +96,14 @@ pub struct ClientManager {
     handlers: ClientHandlers,
     client_info: Implementation,
     counts: Arc<ActorCounts>,
-    credentials: Credentials,
+    credentials: CredentialStores,
 }
 
 impl ClientManager {
     /// A manager whose connections answer server requests with `handlers`.
     pub fn new(handlers: ClientHandlers, client_info: Implementation, counts: Arc<ActorCounts>) -> Self {
         crate::panics::install();
-        let credentials = Credentials { store: None, memory: Arc::new(MemoryStore::default()) };
+        let credentials = CredentialStores { store: None, memory: Arc::new(MemoryStore::default()) };
         ClientManager {
             records: DashMap::new(),
             connections: DashMap::new(),

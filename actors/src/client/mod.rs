@@ -32,4 +32,4 @@ pub use link::{LinkConfig, Mode, MAX_RESPONSE_BYTES};
 pub use manager::ClientManager;
 pub use record::ServerRecord;
 pub(crate) use tool_call::Passed;
-pub use tool_call::{CallOutcome, CallResult, CallTool};
+pub use tool_call::{CallResult, CallTool, RemoteCallOutcome};

@@ -2,7 +2,7 @@
 //! (an HTTP server's configuration document, or the command that starts a stdio server), its
 //! time limits and listing bounds, the tools last fetched — and what a connection to it is made
 //! of: the key its connection is kept under (everything that, changed, needs a new connection)
-//! and its link's configuration, with the OAuth a [`Credentials`] gives it.
+//! and its link's configuration, with the OAuth a [`CredentialStores`] gives it.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use mcpd::client::list::ListLimits;
 use mcpd::client::task::task_wait_seconds;
 use mcpd::model::Tool;
 
-use super::credentials::Credentials;
+use super::credentials::CredentialStores;
 use super::error::ClientError;
 use super::link::LinkConfig;
 
@@ -98,7 +98,7 @@ impl ServerRecord {
         Duration::from_secs(task_wait_seconds(Some(i64::try_from(self.task_wait_secs).unwrap_or(i64::MAX))))
     }
 
-    pub(super) fn link_config(&self, credentials: &Credentials) -> Result<LinkConfig, ClientError> {
+    pub(super) fn link_config(&self, credentials: &CredentialStores) -> Result<LinkConfig, ClientError> {
         let timeout = Duration::from_secs(timeout_seconds(Some(self.timeout_secs as i64)));
         let document = match &self.server {
             ServerEntry::Http(document) => document,

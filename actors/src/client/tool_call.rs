@@ -282,7 +282,7 @@ pub(super) fn started(link: &Link, raw: Value) -> Result<Started, ClientError> {
 /// What a tool call came to without waiting for a task: its result, or the task the server
 /// made of it (follow it with [`super::GetTask`], stop it with [`super::CancelTask`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum CallOutcome {
+pub enum RemoteCallOutcome {
     /// The server answered at once.
     Result(CallResult),
     /// The server answered with a task (the tasks extension, 2026-07-28).

@@ -21,7 +21,7 @@ pub const RETRY: Duration = Duration::from_secs(1);
 
 /// What the status and `/metrics` show.
 #[derive(Debug)]
-pub(super) struct Health {
+pub(super) struct ClusterHealth {
     /// The URL without its password.
     pub(super) url: String,
     /// This instance's id.
@@ -36,11 +36,11 @@ pub(super) struct Health {
     last_error: Mutex<Option<String>>,
 }
 
-impl Health {
+impl ClusterHealth {
     /// The health of instance `instance` using Redis at `url` (without its password): down
     /// until a command succeeds.
     pub(super) fn new(url: String, instance: String) -> Self {
-        Health {
+        ClusterHealth {
             url,
             instance,
             up: AtomicBool::new(false),
@@ -91,7 +91,7 @@ impl Health {
     }
 }
 
-impl MoreMetrics for Arc<Health> {
+impl MoreMetrics for Arc<ClusterHealth> {
     fn encode(&self, encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
         let up = encoder.encode_descriptor(
             "mcpd_redis_up",

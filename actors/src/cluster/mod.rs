@@ -48,7 +48,7 @@ pub(crate) mod sessions;
 mod shares;
 mod tasks;
 
-use health::Health;
+use health::ClusterHealth;
 pub use health::RETRY;
 pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
@@ -102,7 +102,7 @@ impl ClusterConfig {
 /// ends with the actix system).
 #[derive(Debug, Clone)]
 pub struct Cluster {
-    health: Arc<Health>,
+    health: Arc<ClusterHealth>,
     connection: ConnectionManager,
     server: Arc<McpServer>,
     rotation: Duration,
@@ -144,7 +144,7 @@ impl Cluster {
         let mut id = [0u8; 8];
         getrandom::fill(&mut id).map_err(|e| ClusterError::BadUrl { url: url.clone(), reason: e.to_string() })?;
         let instance: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let health = Arc::new(Health::new(url, instance.clone()));
+        let health = Arc::new(ClusterHealth::new(url, instance.clone()));
         let options = server.options().tasks;
         let limits = StoreLimits { max_tasks: options.max_tasks, max_per_owner: options.max_per_client };
         let tasks = RedisTaskStore::new(connection.clone(), limits, instance);
@@ -218,7 +218,7 @@ impl Cluster {
 
 /// The heartbeat task: refreshes this instance's heartbeat, fails the tasks of stopped instances
 /// and reads the task counts, every [`HEARTBEAT`], forever.
-async fn keep_alive(tasks: RedisTaskStore, health: Arc<Health>) {
+async fn keep_alive(tasks: RedisTaskStore, health: Arc<ClusterHealth>) {
     loop {
         let beat = async {
             let failed = tasks.heartbeat_and_sweep().await?;
@@ -296,7 +296,12 @@ fn epoch_now(rotation: Duration) -> u64 {
 }
 
 /// The key task: fetches the ring, installs it when it changed, forever.
-async fn keep_keys(mut connection: ConnectionManager, server: Arc<McpServer>, rotation: Duration, health: Arc<Health>) {
+async fn keep_keys(
+    mut connection: ConnectionManager,
+    server: Arc<McpServer>,
+    rotation: Duration,
+    health: Arc<ClusterHealth>,
+) {
     let mut installed: Option<(Vec<u8>, Vec<Vec<u8>>)> = None;
     loop {
         let epoch = epoch_now(rotation);

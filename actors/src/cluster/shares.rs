@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::health::Health;
+use super::health::ClusterHealth;
 use crate::session::store::LocalSessions;
 
 /// How often the counts are written and read.
@@ -31,7 +31,7 @@ pub(super) async fn sync(
     mut connection: ConnectionManager,
     instance: String,
     sessions: Weak<dyn LocalSessions>,
-    health: Arc<Health>,
+    health: Arc<ClusterHealth>,
 ) {
     loop {
         let Some(mine) = sessions.upgrade().map(|registry| registry.shares().local_counts()) else { return };

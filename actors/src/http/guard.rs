@@ -19,7 +19,7 @@ use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Tr
 use actix_web::http::header;
 use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
 use futures_util::future::{ready, Either, LocalBoxFuture, MapOk, Ready, TryFutureExt as _};
-use mcpd::auth::access::{retry_after_secs, AccessClient, CallOutcome};
+use mcpd::auth::access::{retry_after_secs, AccessClient, ClientCallOutcome};
 use mcpd::auth::challenge::METADATA_PATH;
 use mcpd::auth::identity::Identity;
 use mcpd::auth::oauth::{bearer_token, AuthOutcome};
@@ -304,7 +304,7 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
     let tool = request.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str());
     if let Some(client) = &access.client {
         if let Err(wait) = client.take_call(std::time::Instant::now()) {
-            client.calls.add(CallOutcome::Limited);
+            client.calls.add(ClientCallOutcome::Limited);
             return Some(rate_limited(request, client, wait));
         }
         if !tool.is_some_and(|tool| client.tools.matches(tool)) {

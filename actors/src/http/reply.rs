@@ -40,7 +40,7 @@ pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> Ht
 
 /// `429 Too Many Requests` for a caller past its share ([`crate::shares`]): `Retry-After` and a
 /// JSON-RPC error naming the share, answering the request when there is one.
-pub(crate) fn share_refused(id: Option<&RequestId>, refusal: &crate::shares::Refusal) -> HttpResponse {
+pub(crate) fn share_refused(id: Option<&RequestId>, refusal: &crate::shares::ShareRefusal) -> HttpResponse {
     log::debug!("{refusal}");
     let object = ErrorObject::new(ErrorCode::INTERNAL_ERROR, refusal.to_string());
     let mut response = json_bytes(429, Outgoing::Error { id, error: &object }.to_vec());

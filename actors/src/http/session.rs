@@ -43,7 +43,7 @@ use crate::session::{
     ChangeSubscription, Emit, EndReason, Negotiated, PeerSink, RequestPeer, Resume, ResumeError, Session,
     SessionHandle, SessionId, SessionShared, StopSession,
 };
-use crate::shares::{Held, Refusal, Resource};
+use crate::shares::{Held, Resource, ShareRefusal};
 use crate::tool_executor::{route_notification, run, ToolExecutor};
 
 /// Ends a 2024-11-05 session when its stream's connection goes away: on that transport the
@@ -62,7 +62,7 @@ enum SpawnError {
     Full(usize),
     NoRandomness(String),
     /// The opener's share of sessions is used up.
-    Share(Refusal),
+    Share(ShareRefusal),
 }
 
 impl SpawnError {

@@ -95,39 +95,39 @@ impl std::fmt::Display for Denial {
 
 /// A file's identity: its device and inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Identity {
+pub(crate) struct FileIdentity {
     dev: u64,
     ino: u64,
 }
 
-impl Identity {
+impl FileIdentity {
     /// The identity of a file whose metadata this is.
     #[cfg(unix)]
-    pub(crate) fn of_std(meta: &std::fs::Metadata) -> Identity {
+    pub(crate) fn of_std(meta: &std::fs::Metadata) -> FileIdentity {
         use std::os::unix::fs::MetadataExt as _;
-        Identity { dev: meta.dev(), ino: meta.ino() }
+        FileIdentity { dev: meta.dev(), ino: meta.ino() }
     }
 
     /// The identity of a file whose metadata the capability gave.
     #[cfg(unix)]
-    pub(crate) fn of_cap(meta: &cap_std::fs::Metadata) -> Identity {
+    pub(crate) fn of_cap(meta: &cap_std::fs::Metadata) -> FileIdentity {
         use cap_std::fs::MetadataExt as _;
-        Identity { dev: meta.dev(), ino: meta.ino() }
+        FileIdentity { dev: meta.dev(), ino: meta.ino() }
     }
 
     #[cfg(not(unix))]
-    pub(crate) fn of_std(_meta: &std::fs::Metadata) -> Identity {
-        Identity { dev: 0, ino: 0 }
+    pub(crate) fn of_std(_meta: &std::fs::Metadata) -> FileIdentity {
+        FileIdentity { dev: 0, ino: 0 }
     }
 
     #[cfg(not(unix))]
-    pub(crate) fn of_cap(_meta: &cap_std::fs::Metadata) -> Identity {
-        Identity { dev: 0, ino: 0 }
+    pub(crate) fn of_cap(_meta: &cap_std::fs::Metadata) -> FileIdentity {
+        FileIdentity { dev: 0, ino: 0 }
     }
 
     /// The identity of the file at `path` (following symlinks), if it exists.
-    fn of_path(path: &Path) -> Option<Identity> {
-        std::fs::metadata(path).ok().filter(|_| cfg!(unix)).map(|meta| Identity::of_std(&meta))
+    fn of_path(path: &Path) -> Option<FileIdentity> {
+        std::fs::metadata(path).ok().filter(|_| cfg!(unix)).map(|meta| FileIdentity::of_std(&meta))
     }
 }
 
@@ -135,7 +135,7 @@ impl Identity {
 #[derive(Debug, Clone)]
 struct OwnFile {
     path: PathBuf,
-    identity: Option<Identity>,
+    identity: Option<FileIdentity>,
 }
 
 /// The deny set of one project: patterns fixed at start, own files replaced on reload.
@@ -150,7 +150,7 @@ pub struct DenySet {
 #[derive(Debug, Default)]
 struct Own {
     groups: BTreeMap<OwnGroup, Vec<OwnFile>>,
-    retired: HashSet<Identity>,
+    retired: HashSet<FileIdentity>,
 }
 
 impl DenySet {
@@ -189,7 +189,7 @@ impl DenySet {
             .into_iter()
             .map(|path| {
                 let path = std::path::absolute(&path).unwrap_or(path);
-                OwnFile { identity: Identity::of_path(&path), path }
+                OwnFile { identity: FileIdentity::of_path(&path), path }
             })
             .collect();
         let mut own = self.own.write().unwrap_or_else(PoisonError::into_inner);
@@ -210,7 +210,7 @@ impl DenySet {
         let mut identities = own.retired.clone();
         for file in own.groups.values().flatten() {
             identities.extend(file.identity);
-            identities.extend(Identity::of_path(&file.path));
+            identities.extend(FileIdentity::of_path(&file.path));
         }
         Snapshot { set: self, identities }
     }
@@ -220,7 +220,7 @@ impl DenySet {
 #[derive(Debug)]
 pub(crate) struct Snapshot<'a> {
     set: &'a DenySet,
-    identities: HashSet<Identity>,
+    identities: HashSet<FileIdentity>,
 }
 
 impl Snapshot<'_> {
@@ -242,13 +242,13 @@ impl Snapshot<'_> {
     }
 
     /// Whether the file of this identity is one of mcpd's own.
-    pub(crate) fn is_own(&self, identity: Identity) -> bool {
+    pub(crate) fn is_own(&self, identity: FileIdentity) -> bool {
         self.identities.contains(&identity)
     }
 
     /// Why `relative` (whose metadata, following links, is `identity` when it exists) is not
     /// served, if it is not.
-    pub(crate) fn judge(&self, relative: &Path, is_dir: bool, identity: Option<Identity>) -> Option<Denial> {
+    pub(crate) fn judge(&self, relative: &Path, is_dir: bool, identity: Option<FileIdentity>) -> Option<Denial> {
         if identity.is_some_and(|id| self.is_own(id)) {
             return Some(Denial::Own);
         }
@@ -304,7 +304,7 @@ mod tests {
         std::fs::write(base.join("other.txt"), "x").unwrap();
         let set = DenySet::defaults(base);
         set.protect(OwnGroup::Access, [base.join("access.json")]);
-        let identity = |name: &str| Identity::of_path(&base.join(name));
+        let identity = |name: &str| FileIdentity::of_path(&base.join(name));
         std::fs::hard_link(base.join("access.json"), base.join("copy.json")).unwrap();
         std::os::unix::fs::symlink(base.join("access.json"), base.join("link.json")).unwrap();
         let snapshot = set.snapshot();

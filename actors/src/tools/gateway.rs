@@ -63,7 +63,7 @@ mod servers;
 
 use federation::Federation;
 use forward::{call_meta, pass_through, trace_context, unattributed_handlers};
-use health::Health;
+use health::GatewayHealth;
 pub use health::{RemoteHealth, SKIPPED_SHOWN};
 pub use reload::{diff_servers, ServersDiff};
 use servers::{export, shown};
@@ -83,7 +83,7 @@ pub struct Gateway {
     /// The remotes in force, in file order (changed by [`Gateway::apply`]).
     remotes: Mutex<Vec<Remote>>,
     /// What is known of each remote (the status endpoint, the retries).
-    health: Health,
+    health: GatewayHealth,
     /// The remotes' prompts, resources and templates this server serves.
     federation: Mutex<Federation>,
     /// Per-remote call latency and errors by kind (`/metrics`).
@@ -138,7 +138,7 @@ impl Gateway {
                 live,
                 filter,
                 remotes: Mutex::new(Vec::new()),
-                health: Health::default(),
+                health: GatewayHealth::default(),
                 federation: Mutex::default(),
                 remote_metrics: Arc::new(RemoteMetrics::default()),
                 reloading: tokio::sync::Mutex::new(()),

@@ -35,7 +35,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, FileType};
 use derive_more::{Display, Error};
 
-use super::deny::{Denial, DenySet, Identity, Snapshot};
+use super::deny::{Denial, DenySet, FileIdentity, Snapshot};
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
@@ -233,7 +233,7 @@ impl ProjectRoot {
             return Ok(());
         }
         let is_dir = meta.is_some_and(std::fs::Metadata::is_dir);
-        match self.deny.snapshot().judge(inside.path(), is_dir, meta.map(Identity::of_std)) {
+        match self.deny.snapshot().judge(inside.path(), is_dir, meta.map(FileIdentity::of_std)) {
             Some(reason) => Err(PathError::Denied { path: given.to_owned(), reason }),
             None => Ok(()),
         }
@@ -245,7 +245,7 @@ impl ProjectRoot {
     /// # Errors
     /// [`PathError::Denied`].
     pub fn refuse_opened(&self, given: &str, meta: &cap_std::fs::Metadata) -> Result<(), PathError> {
-        match self.deny.snapshot().is_own(Identity::of_cap(meta)) {
+        match self.deny.snapshot().is_own(FileIdentity::of_cap(meta)) {
             true => Err(PathError::Denied { path: given.to_owned(), reason: Denial::Own }),
             false => Ok(()),
         }
@@ -266,7 +266,7 @@ impl ProjectRoot {
         }
         snapshot.has_own()
             && file_type.is_file()
-            && dir.symlink_metadata(name).is_ok_and(|meta| snapshot.is_own(Identity::of_cap(&meta)))
+            && dir.symlink_metadata(name).is_ok_and(|meta| snapshot.is_own(FileIdentity::of_cap(&meta)))
     }
 
     /// The canonical root.

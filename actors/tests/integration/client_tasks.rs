@@ -12,7 +12,7 @@ use std::time::Duration;
 use mcpd::client::config::{ConfigDocument, StdioCommand};
 use mcpd::model::Implementation;
 use mcpd::tasks::TaskStatus;
-use mcpd_actors::client::{CallOutcome, ClientError, ClientHandlers, ClientManager, Handler, ServerRecord};
+use mcpd_actors::client::{ClientError, ClientHandlers, ClientManager, Handler, RemoteCallOutcome, ServerRecord};
 use mcpd_actors::ActorCounts;
 use serde_json::{json, Map, Value};
 
@@ -253,7 +253,7 @@ async fn starting_a_call_returns_the_task_itself() {
     let (manager, heard) = manager(&server.url(), None);
     bounded(async {
         let started = manager.start_tool_call("everything", "failing_job", Map::new()).await.expect("started");
-        let CallOutcome::Task(created) = started else { panic!("failing_job is always a task: {started:?}") };
+        let RemoteCallOutcome::Task(created) = started else { panic!("failing_job is always a task: {started:?}") };
         assert_eq!(created.task.status, TaskStatus::Working);
         let done = eventually("failing_job completes", SETTLE, async || {
             manager.get_task("everything", &created.task.task_id).await.ok().filter(|t| t.task.status.is_terminal())
@@ -264,7 +264,7 @@ async fn starting_a_call_returns_the_task_itself() {
         assert!(heard.lock().unwrap().is_empty(), "nobody followed the task: {:?}", heard.lock().unwrap());
 
         let quick = manager.start_tool_call("everything", "greet", args(json!({"name": "Bo"}))).await.expect("greet");
-        let CallOutcome::Result(result) = quick else { panic!("greet is never a task: {quick:?}") };
+        let RemoteCallOutcome::Result(result) = quick else { panic!("greet is never a task: {quick:?}") };
         assert_eq!(result.text(), "Hello, Bo!");
     })
     .await;

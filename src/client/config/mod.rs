@@ -20,7 +20,7 @@
 //!   that says which entries are stdio servers;
 //! - `servers`: [`ServersFile`], [`ServerEntry`] and [`StdioCommand`], the multi-server file;
 //! - `transport`: [`Transport`], the two HTTP transports;
-//! - `oauth`: [`OAuthSettings`], an entry's OAuth client settings (`oauth`);
+//! - `oauth`: [`ClientOAuthSettings`], an entry's OAuth client settings (`oauth`);
 //! - `error`: [`ConfigError`], one fixed message per failure.
 //!
 //! # The two shapes of a document
@@ -50,7 +50,7 @@
 //! | transport | `node.type`, else `node.transport` | see [`Transport::parse`]; `stdio` has no endpoint |
 //! | headers | `node.headers`, else (nested, node has no `headers` key) `root.headers` | all or nothing, never merged |
 //! | pin | `node.protocolVersion`, else `root.protocolVersion`, else an `MCP-Protocol-Version` header | must agree with that header |
-//! | oauth | `node.oauth` | see [`OAuthSettings`]; never inherited from the root |
+//! | oauth | `node.oauth` | see [`ClientOAuthSettings`]; never inherited from the root |
 //!
 //! String fields that are missing, `null` or blank count as absent; any other non-string value
 //! is refused ([`ConfigError::FieldNotString`]). `mcpServers` and `headers`, when present, must
@@ -77,7 +77,7 @@
 //! 7. every header name and value is legal HTTP;
 //! 8. the pin is one of the five revisions;
 //! 9. a `2026-07-28` pin uses Streamable HTTP;
-//! 10. `oauth`, when present, is a valid [`OAuthSettings`] (see the `oauth` module: its shape,
+//! 10. `oauth`, when present, is a valid [`ClientOAuthSettings`] (see the `oauth` module: its shape,
 //!     and every rule it is checked against).
 //!
 //! Each failure is one [`ConfigError`] variant with a fixed, user-facing message.
@@ -95,7 +95,7 @@ mod transport;
 
 pub use document::ConfigDocument;
 pub use error::ConfigError;
-pub use oauth::{OAuthGrant, OAuthSettings, SecretSource, DEFAULT_OAUTH_ALGORITHM, OAUTH_ALGORITHMS};
+pub use oauth::{ClientOAuthSettings, OAuthGrant, SecretSource, DEFAULT_OAUTH_ALGORITHM, OAUTH_ALGORITHMS};
 pub use patch::Field;
 pub use resolve::{ServerConfig, DEFAULT_SERVER_NAME};
 pub use servers::{ServerEntry, ServersFile, StdioCommand};

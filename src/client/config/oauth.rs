@@ -65,7 +65,7 @@ pub enum SecretSource {
 
 /// An entry's checked `oauth` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OAuthSettings {
+pub struct ClientOAuthSettings {
     /// The pre-registered client id.
     pub client_id: Option<String>,
     /// Where its secret is.
@@ -80,7 +80,7 @@ pub struct OAuthSettings {
     pub scope: Option<String>,
 }
 
-impl OAuthSettings {
+impl ClientOAuthSettings {
     /// The files these settings read a secret from: `clientSecretFile` and `privateKeyFile`.
     pub fn secret_files(&self) -> impl Iterator<Item = &str> {
         let secret = match &self.client_secret {
@@ -94,7 +94,7 @@ impl OAuthSettings {
     ///
     /// # Errors
     /// One of the `OAuth*` [`ConfigError`]s.
-    pub(super) fn from_node(node: &Map<String, Value>) -> Result<Option<OAuthSettings>, ConfigError> {
+    pub(super) fn from_node(node: &Map<String, Value>) -> Result<Option<ClientOAuthSettings>, ConfigError> {
         let object = match node.get("oauth") {
             None | Some(Value::Null) => return Ok(None),
             Some(Value::Object(object)) => object,
@@ -153,7 +153,7 @@ impl OAuthSettings {
             }
             _ => {}
         }
-        Ok(Some(OAuthSettings { client_id, client_secret, grant, private_key_file, algorithm, scope }))
+        Ok(Some(ClientOAuthSettings { client_id, client_secret, grant, private_key_file, algorithm, scope }))
     }
 
     /// What the connection fingerprint hashes of these settings: every field (names of
@@ -186,7 +186,7 @@ mod tests {
     use super::*;
     use crate::client::config::{ConfigDocument, ServersFile};
 
-    fn settings(oauth: Value) -> Result<Option<OAuthSettings>, ConfigError> {
+    fn settings(oauth: Value) -> Result<Option<ClientOAuthSettings>, ConfigError> {
         let text = json!({"url": "https://a.example/mcp", "oauth": oauth}).to_string();
         ConfigDocument::parse(&text)?.resolve().map(|config| config.oauth)
     }
@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(settings(Value::Null), Ok(None));
         assert_eq!(
             settings(json!({})),
-            Ok(Some(OAuthSettings {
+            Ok(Some(ClientOAuthSettings {
                 client_id: None,
                 client_secret: None,
                 grant: OAuthGrant::AuthorizationCode,
@@ -210,7 +210,7 @@ mod tests {
         }));
         assert_eq!(
             secret,
-            Ok(Some(OAuthSettings {
+            Ok(Some(ClientOAuthSettings {
                 client_id: Some("gw".into()),
                 client_secret: Some(SecretSource::Env("GW_SECRET".into())),
                 grant: OAuthGrant::ClientCredentials,

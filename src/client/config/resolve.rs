@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ConfigError;
 use super::fields::{check_endpoint, is_header_value, is_token, text_field};
-use super::oauth::OAuthSettings;
+use super::oauth::ClientOAuthSettings;
 use super::transport::{normalize_transport, Transport};
 use crate::version::ProtocolVersion;
 
@@ -39,7 +39,7 @@ pub struct ServerConfig {
     /// The pinned revision (one of the five wire strings), or `None` to negotiate.
     pub protocol_version: Option<String>,
     /// The entry's OAuth client settings (`node.oauth`), if any.
-    pub oauth: Option<OAuthSettings>,
+    pub oauth: Option<ClientOAuthSettings>,
 }
 
 impl ServerConfig {
@@ -219,7 +219,7 @@ pub(super) fn resolve_entry(
     }
 
     // 10. the OAuth client settings
-    let oauth = OAuthSettings::from_node(node)?;
+    let oauth = ClientOAuthSettings::from_node(node)?;
 
     Ok(ServerConfig { key: key.map(str::to_owned), name, url, transport, headers, protocol_version, oauth })
 }

@@ -28,7 +28,7 @@ use mcpd::model::{ContentBlock, Implementation, Media, Resource};
 use serde_json::{json, Map, Value};
 
 use mcpd_actors::client::oauth::FileStore;
-use mcpd_actors::client::{CallOutcome, ClientHandlers, ClientManager, ServerRecord};
+use mcpd_actors::client::{ClientHandlers, ClientManager, RemoteCallOutcome, ServerRecord};
 use mcpd_actors::ActorCounts;
 
 use crate::failure::{client_failure, failure, Failure};
@@ -339,7 +339,7 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
         if args.no_wait {
             manager.start_tool_call("cli", &tool, arguments).await
         } else {
-            manager.call_tool("cli", &tool, arguments).await.map(CallOutcome::Result)
+            manager.call_tool("cli", &tool, arguments).await.map(RemoteCallOutcome::Result)
         }
     };
     let outcome = tokio::select! {
@@ -361,8 +361,10 @@ pub(crate) async fn call(args: CallArgs) -> Result<(String, bool), Failure> {
     };
     manager.close().await;
     let result = match outcome.map_err(client_failure)? {
-        CallOutcome::Result(result) => result,
-        CallOutcome::Task(created) => return Ok((serde_json::to_string_pretty(&created).unwrap_or_default(), false)),
+        RemoteCallOutcome::Result(result) => result,
+        RemoteCallOutcome::Task(created) => {
+            return Ok((serde_json::to_string_pretty(&created).unwrap_or_default(), false))
+        }
     };
     if args.target.json {
         return Ok((serde_json::to_string_pretty(&result.raw).unwrap_or_default(), result.is_error));

@@ -1,6 +1,6 @@
 //! What a POST to the server comes back as, whichever client sent it — the link's awc client or
 //! a satellite's plain HTTP/1.1 client ([`super::plain`]): the status, the session id, and the
-//! body read whole or the event stream still open. Both clients build an [`Answer`] and the
+//! body read whole or the event stream still open. Both clients build a [`PostAnswer`] and the
 //! exchange ([`super::exchange`]) reads it, so it is a file of its own that all three import.
 
 use bytes::Bytes;
@@ -15,13 +15,13 @@ pub(super) fn transport(e: impl std::fmt::Display) -> ClientError {
 }
 
 /// An HTTP answer: status, session id header, and either a JSON body or an open SSE stream.
-pub(super) struct Answer {
+pub(super) struct PostAnswer {
     pub(super) status: u16,
     pub(super) session_id: Option<String>,
     pub(super) body: AnswerBody,
 }
 
-/// The body of an [`Answer`].
+/// The body of a [`PostAnswer`].
 pub(super) enum AnswerBody {
     /// Read whole (any status but a successful event stream).
     Json(Bytes),

@@ -14,7 +14,7 @@ use mcpd::jsonrpc::RequestId;
 use mcpd::model::PassedResult;
 use serde_json::Value;
 
-use super::answer::{transport, Answer, AnswerBody, EventStream};
+use super::answer::{transport, AnswerBody, EventStream, PostAnswer};
 use super::headers::Headers;
 use super::outcome::{outcome_of_body, passed_result, passed_text};
 use super::{CallEntry, Link, Mode, MAX_RESPONSE_BYTES};
@@ -98,7 +98,7 @@ impl Link {
     }
 
     /// POSTs `body` to `url` with `extra` headers (beside the link's own) and reads the head.
-    pub(super) async fn post(&self, url: &str, body: Vec<u8>, extra: Headers) -> Result<Answer, ClientError> {
+    pub(super) async fn post(&self, url: &str, body: Vec<u8>, extra: Headers) -> Result<PostAnswer, ClientError> {
         if let Some(auth) = &self.auth {
             let build = || {
                 let mut request = self.http.client().post(url);
@@ -125,7 +125,7 @@ impl Link {
         self.answer(response).await
     }
 
-    async fn answer(&self, mut response: super::http::Response) -> Result<Answer, ClientError> {
+    async fn answer(&self, mut response: super::http::Response) -> Result<PostAnswer, ClientError> {
         self.http.learn(&response, &self.cfg.name);
         let status = response.status().as_u16();
         let session_id = response
@@ -139,12 +139,12 @@ impl Link {
         } else {
             AnswerBody::Json(response.body().limit(MAX_RESPONSE_BYTES).await.map_err(body_error)?)
         };
-        Ok(Answer { status, session_id, body })
+        Ok(PostAnswer { status, session_id, body })
     }
 
     /// Reads the response to request `id` out of an answer (JSON, or SSE events on which the
     /// server may also send notifications and requests of its own).
-    async fn read_response(&self, answer: Answer, id: &RequestId) -> Result<Value, ClientError> {
+    async fn read_response(&self, answer: PostAnswer, id: &RequestId) -> Result<Value, ClientError> {
         let status = answer.status;
         match answer.body {
             AnswerBody::Json(bytes) => {

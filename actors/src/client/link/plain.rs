@@ -35,7 +35,7 @@ use std::cell::RefCell;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 
-use super::answer::{transport, Answer, AnswerBody, EventStream};
+use super::answer::{transport, AnswerBody, EventStream, PostAnswer};
 use super::headers::Headers;
 use super::MAX_RESPONSE_BYTES;
 use crate::client::error::ClientError;
@@ -101,7 +101,7 @@ impl PlainHttp {
 
     /// POSTs `body` with the link's `extra` headers and reads the answer's head (and a JSON
     /// body whole, up to [`MAX_RESPONSE_BYTES`]).
-    pub(super) async fn post(&self, body: Vec<u8>, extra: &Headers) -> Result<Answer, ClientError> {
+    pub(super) async fn post(&self, body: Vec<u8>, extra: &Headers) -> Result<PostAnswer, ClientError> {
         let request = self.request(&body, extra);
         drop(body);
         let mut kept = self.take_idle();
@@ -164,7 +164,7 @@ impl PlainHttp {
 
     /// The answer whose head was read: an event stream goes with its connection; any other
     /// body is read whole, and the connection kept when it may be.
-    async fn answer(&self, connection: Connection, head: Head) -> Result<Answer, ClientError> {
+    async fn answer(&self, connection: Connection, head: Head) -> Result<PostAnswer, ClientError> {
         let mut body = PlainBody::new(connection, head.framing, head.keep_alive);
         let status = head.status;
         if let (Some(coding), true) = (&head.coding, head.events) {
@@ -173,7 +173,7 @@ impl PlainHttp {
             )));
         }
         if head.events && (200..300).contains(&status) {
-            return Ok(Answer {
+            return Ok(PostAnswer {
                 status,
                 session_id: head.session_id,
                 body: AnswerBody::Events(EventStream::Plain(body)),
@@ -190,7 +190,7 @@ impl PlainHttp {
             None => bytes,
             Some(coding) => decoded(coding, &bytes).map_err(|e| transport(format!("reading the response: {e}")))?,
         };
-        Ok(Answer { status, session_id: head.session_id, body: AnswerBody::Json(bytes) })
+        Ok(PostAnswer { status, session_id: head.session_id, body: AnswerBody::Json(bytes) })
     }
 }
 
@@ -335,12 +335,12 @@ mod tests {
         within("writing", stream.write_all(bytes)).await.unwrap();
     }
 
-    async fn call(plain: &PlainHttp, body: &str) -> Result<Answer, ClientError> {
+    async fn call(plain: &PlainHttp, body: &str) -> Result<PostAnswer, ClientError> {
         within("the call", plain.post(body.as_bytes().to_vec(), &Vec::new())).await
     }
 
     /// The status and JSON body of a call that succeeded.
-    fn json(answer: Result<Answer, ClientError>) -> (u16, String) {
+    fn json(answer: Result<PostAnswer, ClientError>) -> (u16, String) {
         let answer = answer.unwrap_or_else(|e| panic!("{e}"));
         match answer.body {
             AnswerBody::Json(bytes) => (answer.status, String::from_utf8(bytes.to_vec()).unwrap()),
@@ -349,7 +349,7 @@ mod tests {
     }
 
     /// The error of a call that failed.
-    fn error(answer: Result<Answer, ClientError>) -> String {
+    fn error(answer: Result<PostAnswer, ClientError>) -> String {
         match answer {
             Ok(answer) => panic!("answered with HTTP {}", answer.status),
             Err(e) => e.to_string(),

@@ -28,7 +28,7 @@ use crate::client::error::ClientError;
 use crate::client::handlers::CallHandlers;
 use crate::client::link::ToolName;
 use crate::client::tool_call::{
-    call_tool, forward_tool_call, pass_tool_call, CallOutcome, CallResult, CallTool, Passed,
+    call_tool, forward_tool_call, pass_tool_call, CallResult, CallTool, Passed, RemoteCallOutcome,
 };
 
 /// What a tool call sends besides the tool's name.
@@ -246,11 +246,11 @@ impl ClientManager {
         id: &str,
         tool: &str,
         arguments: Map<String, Value>,
-    ) -> Result<CallOutcome, ClientError> {
+    ) -> Result<RemoteCallOutcome, ClientError> {
         let live = self.live(id)?;
         let call = StartToolCall { call: CallTool { name: tool.to_owned(), arguments } };
         let mut outcome = live.addr.send(call).await.map_err(|_| ClientError::Closed)??;
-        if let (CallOutcome::Result(result), Some(name)) = (&mut outcome, live.server_name) {
+        if let (RemoteCallOutcome::Result(result), Some(name)) = (&mut outcome, live.server_name) {
             result.server_name = name;
         }
         Ok(outcome)

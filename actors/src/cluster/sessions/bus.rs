@@ -35,7 +35,7 @@ use mcpd::tasks::DetailedTask;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::link::Link;
+use super::link::RedisLink;
 use crate::cluster::health::RETRY;
 use crate::session::store::CopyNews;
 use crate::session::store::LocalSessions;
@@ -225,7 +225,7 @@ impl Recent {
 /// This instance's end of the bus: it publishes, and hands what it hears to the catalog, the
 /// tasks and the session copies held here.
 pub(super) struct Bus {
-    link: Link,
+    link: RedisLink,
     catalog: Arc<LiveCatalog>,
     registry: Weak<dyn LocalSessions>,
     tasks: Option<Tasks>,
@@ -242,7 +242,7 @@ impl Bus {
     /// The bus of the instance `link` names, for `catalog`, the sessions of `registry` and the
     /// `tasks`. Listens to nothing until [`Bus::start`].
     pub(super) fn new(
-        link: Link,
+        link: RedisLink,
         catalog: Arc<LiveCatalog>,
         registry: Weak<dyn LocalSessions>,
         tasks: Option<Tasks>,

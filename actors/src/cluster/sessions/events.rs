@@ -17,7 +17,7 @@ use mcpd::jsonrpc::RequestId;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::link::{millis, Link, Unreachable, TAG_SHIFT};
+use super::link::{millis, RedisLink, Unreachable, TAG_SHIFT};
 use crate::cluster::tasks::heartbeat_key;
 use crate::queue::EventSender;
 use crate::session::store::EventLog;
@@ -111,7 +111,7 @@ enum Write {
 #[derive(Debug, Clone)]
 pub(crate) struct EventWriter {
     tx: mpsc::Sender<Write>,
-    link: Link,
+    link: RedisLink,
 }
 
 impl EventWriter {
@@ -136,7 +136,7 @@ impl EventLog for EventWriter {
     }
 }
 
-async fn write_events(link: Link, session: Arc<str>, idle: Duration, mut rx: mpsc::Receiver<Write>) {
+async fn write_events(link: RedisLink, session: Arc<str>, idle: Duration, mut rx: mpsc::Receiver<Write>) {
     let mut batch = Vec::new();
     while rx.recv_many(&mut batch, 64).await > 0 {
         let mut pipe = redis::pipe();
@@ -185,12 +185,12 @@ async fn write_events(link: Link, session: Arc<str>, idle: Duration, mut rx: mps
 /// The event streams of the sessions this instance serves.
 #[derive(Debug, Clone)]
 pub(super) struct Events {
-    link: Link,
+    link: RedisLink,
 }
 
 impl Events {
     /// The event streams, through `link`.
-    pub(super) fn new(link: Link) -> Self {
+    pub(super) fn new(link: RedisLink) -> Self {
         Events { link }
     }
 

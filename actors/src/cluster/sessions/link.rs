@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use crate::cluster::health::Health;
+use crate::cluster::health::ClusterHealth;
 
 /// The low bits of a stream number or request id an instance counts in; above them, its tag.
 pub(super) const TAG_SHIFT: u32 = 32;
@@ -23,31 +23,31 @@ pub(crate) struct Unreachable(String);
 
 /// This instance's way to Redis, as the shared sessions use it.
 #[derive(Clone)]
-pub(super) struct Link {
+pub(super) struct RedisLink {
     /// The multiplexed connection (reconnecting by itself).
     pub(super) connection: ConnectionManager,
     /// This instance's id (the bus messages' origin, a stream's owner).
     pub(super) instance: Arc<str>,
     /// This instance's random 20-bit tag, the high bits of its stream and request numbers.
     pub(super) tag: u64,
-    health: Arc<Health>,
+    health: Arc<ClusterHealth>,
 }
 
-impl fmt::Debug for Link {
+impl fmt::Debug for RedisLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Link").field("instance", &self.instance).field("tag", &self.tag).finish()
+        f.debug_struct("RedisLink").field("instance", &self.instance).field("tag", &self.tag).finish()
     }
 }
 
-impl Link {
+impl RedisLink {
     /// The link of instance `instance`, with a fresh tag.
-    pub(super) fn new(connection: ConnectionManager, instance: &str, health: Arc<Health>) -> Self {
+    pub(super) fn new(connection: ConnectionManager, instance: &str, health: Arc<ClusterHealth>) -> Self {
         let mut bytes = [0u8; 4];
         let _ = getrandom::fill(&mut bytes);
         // 20 bits, never 0 (0 is a single instance's numbering): ids stay below 2^53, exact in
         // every client's JSON numbers.
         let tag = u64::from(u32::from_le_bytes(bytes) % ((1 << 20) - 1) + 1);
-        Link { connection, instance: Arc::from(instance), tag, health }
+        RedisLink { connection, instance: Arc::from(instance), tag, health }
     }
 
     /// The first number of this instance's streams and server-to-client requests.

@@ -19,7 +19,7 @@
 //! numbers its streams from the store's base, writes its events to the store's log and keeps its
 //! record fresh through it, and the bus reaches the copies through the registry as
 //! `LocalSessions` (the session side's interface too), never through a session actor. The HTTP edge, which creates, adopts, deletes and resumes sessions, uses
-//! [`SharedSessions`] itself, from its application state. The parts share one [`link::Link`]
+//! [`SharedSessions`] itself, from its application state. The parts share one [`link::RedisLink`]
 //! (the connection, the cluster's health, the instance's id and tag) and none holds another.
 //!
 //! Without `--redis` none of this exists. The 2024-11-05 HTTP+SSE transport, whose stream is its
@@ -42,7 +42,7 @@ use mcpd::server::Subscription;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 
-use crate::cluster::health::Health;
+use crate::cluster::health::ClusterHealth;
 use crate::queue::EventSender;
 use crate::session::store::LocalSessions;
 use crate::session::store::{EventLog, RecordCopy, RecordNews, SessionStore};
@@ -51,7 +51,7 @@ use crate::tasks::Tasks;
 use bus::{Bus, BusMessage};
 use events::Events;
 pub(crate) use events::ResumeRemote;
-use link::Link;
+use link::RedisLink;
 pub(crate) use link::Unreachable;
 use record::{Records, SessionRecord};
 
@@ -59,7 +59,7 @@ use record::{Records, SessionRecord};
 /// holds it as its [`SessionStore`], the HTTP edge as itself.
 #[derive(Debug)]
 pub(crate) struct SharedSessions {
-    link: Link,
+    link: RedisLink,
     records: Records,
     events: Events,
     bus: Arc<Bus>,
@@ -72,12 +72,12 @@ impl SharedSessions {
     pub(super) fn new(
         connection: ConnectionManager,
         instance: &str,
-        health: Arc<Health>,
+        health: Arc<ClusterHealth>,
         catalog: Arc<LiveCatalog>,
         registry: Weak<dyn LocalSessions>,
         tasks: Option<Tasks>,
     ) -> Self {
-        let link = Link::new(connection, instance, health);
+        let link = RedisLink::new(connection, instance, health);
         SharedSessions {
             records: Records::new(link.clone()),
             events: Events::new(link.clone()),

@@ -21,7 +21,7 @@ use mcpd::version::ProtocolVersion;
 use serde_json::{json, Value};
 
 use super::bus::{encode, BusMessage, BUS};
-use super::link::{millis, Link, Unreachable};
+use super::link::{millis, RedisLink, Unreachable};
 use crate::session::store::{RecordCopy, RecordNews};
 use crate::session::Negotiated;
 
@@ -88,12 +88,12 @@ fn level_name(level: LogLevel) -> String {
 /// The records of the sessions this instance serves.
 #[derive(Debug, Clone)]
 pub(super) struct Records {
-    link: Link,
+    link: RedisLink,
 }
 
 impl Records {
     /// The records, through `link`.
-    pub(super) fn new(link: Link) -> Self {
+    pub(super) fn new(link: RedisLink) -> Self {
         Records { link }
     }
 

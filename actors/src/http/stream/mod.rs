@@ -40,7 +40,7 @@ use crate::session::{BusyGuard, DetachStream, Emit, OpenStream, Session};
 
 /// What a request came to: its result or error, or `None` when it was cancelled (a cancelled
 /// request gets no answer).
-pub(crate) type Answer = Option<Result<Reply, ProtocolError>>;
+pub(crate) type RequestAnswer = Option<Result<Reply, ProtocolError>>;
 
 /// A running request whose answer may be streamed.
 pub(super) struct Exchange<F> {
@@ -61,7 +61,7 @@ pub(super) struct Exchange<F> {
 /// Where a streamed answer's events go, and how its wire answers when nothing was streamed.
 pub(super) trait Sink: Sized + 'static {
     /// The plain JSON answer of a request that sent nothing before it finished.
-    fn json(id: &RequestId, answer: Answer) -> HttpResponse;
+    fn json(id: &RequestId, answer: RequestAnswer) -> HttpResponse;
     /// Sends one serialized message as an event; `last` (the answer) ends the stream.
     fn send(&self, message: Vec<u8>, last: bool);
     /// Closes the connection but keeps the stream, for the client to resume.
@@ -73,7 +73,7 @@ pub(super) trait Sink: Sized + 'static {
 /// How a streamed answer begins.
 enum Start {
     /// The request finished, but had sent this message first.
-    Done(Vec<u8>, Answer),
+    Done(Vec<u8>, RequestAnswer),
     /// The request runs and has sent this message (`None`: it asked to detach first).
     Running(Option<Vec<u8>>),
 }
@@ -82,7 +82,7 @@ enum Start {
 /// the event stream of the sink `open` makes (its error response when it cannot make one).
 pub(super) async fn respond<F, S, O, OF>(exchange: Exchange<F>, open: O) -> HttpResponse
 where
-    F: Future<Output = Answer> + 'static,
+    F: Future<Output = RequestAnswer> + 'static,
     S: Sink,
     O: FnOnce() -> OF,
     OF: Future<Output = Result<(S, HttpResponse), HttpResponse>>,
@@ -173,7 +173,7 @@ impl BodySink {
 }
 
 impl Sink for BodySink {
-    fn json(id: &RequestId, answer: Answer) -> HttpResponse {
+    fn json(id: &RequestId, answer: RequestAnswer) -> HttpResponse {
         match answer {
             Some(Ok(result)) => result_response(id, &result),
             Some(Err(error)) => error_response(Some(id), &error, Era::Stateless),
@@ -222,7 +222,7 @@ impl SessionSink {
 }
 
 impl Sink for SessionSink {
-    fn json(id: &RequestId, answer: Answer) -> HttpResponse {
+    fn json(id: &RequestId, answer: RequestAnswer) -> HttpResponse {
         match answer {
             Some(outcome) => json_bytes(200, encode_answer(id, Era::Stateful, &outcome)),
             None => HttpResponse::Accepted().finish(),

@@ -114,7 +114,7 @@ pub(crate) fn parse_element(element: &str) -> Vec<Piece> {
 
 /// A declared tool, checked and ready to run.
 #[derive(Debug)]
-pub(super) struct Compiled {
+pub(super) struct CompiledTool {
     pub(super) tool: DeclaredTool,
     pub(super) template: Vec<Vec<Piece>>,
     pub(super) validator: jsonschema::Validator,
@@ -125,7 +125,7 @@ pub(super) struct Compiled {
 ///
 /// # Errors
 /// What is wrong with it.
-pub(super) fn compile(tool: DeclaredTool) -> Result<Compiled, String> {
+pub(super) fn compile(tool: DeclaredTool) -> Result<CompiledTool, String> {
     let name_ok = (1..=128).contains(&tool.name.len())
         && tool.name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if !name_ok {
@@ -183,7 +183,7 @@ pub(super) fn compile(tool: DeclaredTool) -> Result<Compiled, String> {
         Some(secs) => Some(Duration::from_secs(secs)),
         None => None,
     };
-    Ok(Compiled { tool, template, validator, timeout })
+    Ok(CompiledTool { tool, template, validator, timeout })
 }
 
 /// Everything a declarations file (`--tools FILE`) declares: command tools, and the raw entries

@@ -56,7 +56,7 @@ pub use options::{CommandOptions, DEFAULT_ENV_ALLOW, SESSION_ENV};
 pub(crate) use template::{run_template, TemplateRun};
 
 use super::paths::ProjectRoot;
-use declared::Compiled;
+use declared::CompiledTool;
 use exec::{display_argv, Invocation, Outcome};
 use logs::{CommandLog, LogStore};
 use options::{environment, session_environment, working_directory};
@@ -383,7 +383,7 @@ async fn run_command(shared: &Shared, args: &Map<String, Value>) -> Result<CallT
 
 async fn run_declared(
     shared: &Shared,
-    compiled: &Compiled,
+    compiled: &CompiledTool,
     args: Map<String, Value>,
     session: Option<&str>,
 ) -> Result<CallToolResult, ToolError> {

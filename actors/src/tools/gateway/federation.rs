@@ -57,8 +57,8 @@ mod listings;
 mod routing;
 mod subscriptions;
 
-use claims::{Claims, Filters};
 pub(super) use claims::{Counts, Federation};
+use claims::{Filters, RemoteClaims};
 use completions::completion_result;
 use routing::{rebuild, Serve};
 use subscriptions::{follow_subscriptions, owner_in, Move};
@@ -96,7 +96,7 @@ impl Gateway {
     }
 
     /// Lists a remote's prompts, resources and templates.
-    async fn list_claims(&self, id: &str, prefix: &str) -> Claims {
+    async fn list_claims(&self, id: &str, prefix: &str) -> RemoteClaims {
         let (prompts, resources, templates) = futures_util::future::join3(
             self.list_kind::<Prompt>(id),
             self.list_kind::<Resource>(id),
@@ -135,7 +135,7 @@ impl Gateway {
 
     /// Replaces `id`'s claims (`None`: it is down or gone) and rebuilds the federated part of
     /// the catalog; subscriptions whose URI changed hands move to the new owner.
-    fn apply_claims(self: &Arc<Self>, id: &str, claims: Option<Claims>) {
+    fn apply_claims(self: &Arc<Self>, id: &str, claims: Option<RemoteClaims>) {
         let order = self.remote_ids();
         let mut moves = Vec::new();
         // Under the catalog's write lock, then the federation's (the one order of the two): no
@@ -376,8 +376,8 @@ mod tests {
         Gateway::new(records, live, mcpd::config::ToolFilter::from_value(None), counts)
     }
 
-    fn claims(prefix: &str, prompts: &[&str], resources: &[&str], templates: &[&str]) -> Claims {
-        Claims {
+    fn claims(prefix: &str, prompts: &[&str], resources: &[&str], templates: &[&str]) -> RemoteClaims {
+        RemoteClaims {
             prompts: prompts
                 .iter()
                 .map(|p| (export_prompt(&Prompt::new(*p, "A prompt.", Vec::new()), prefix, prefix), (*p).to_owned()))

@@ -16,7 +16,7 @@ use mcpd::model::meta_keys;
 use mcpd::mrtr::{capability_for, relayed_retry, InputRequired};
 use serde_json::{json, Map, Value};
 
-use super::health::Health;
+use super::health::GatewayHealth;
 use crate::client::{
     CallHandlers, ClientError, ClientHandlers, Handler, HandlerFuture, NotificationHook, NotificationSink, Passed,
     RequestAnswerer,
@@ -154,7 +154,7 @@ pub(super) fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
 #[allow(clippy::result_large_err, reason = "the handlers' own error type, handed straight back to the server")]
 pub(super) fn passed_on(
     metrics: &RemoteMetrics,
-    health: &Health,
+    health: &GatewayHealth,
     server: &str,
     started: std::time::Instant,
     outcome: Result<Passed, ClientError>,

@@ -1,7 +1,7 @@
 //! What the gateway knows of each remote ([`RemoteHealth`]): up or down, what it exports, the
 //! last error and what its listings left out — the status endpoint's and the retries' source.
 //!
-//! The table ([`Health`]) is a state of its own: the listing of tools sets it, every call and
+//! The table ([`GatewayHealth`]) is a state of its own: the listing of tools sets it, every call and
 //! request marks its remote up or down, the retries pick the remotes it shows unreachable, and
 //! none of those needs more of the gateway than this file.
 
@@ -48,9 +48,9 @@ pub const SKIPPED_SHOWN: usize = 10;
 
 /// Every remote's health by its id.
 #[derive(Debug, Default)]
-pub(super) struct Health(Mutex<HashMap<String, RemoteHealth>>);
+pub(super) struct GatewayHealth(Mutex<HashMap<String, RemoteHealth>>);
 
-impl Health {
+impl GatewayHealth {
     /// A remote's health as before its first contact.
     pub(super) fn reset(&self, record: &ServerRecord, prefix: String) {
         let transport = match &record.server {

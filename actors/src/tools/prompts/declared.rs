@@ -1,5 +1,5 @@
 //! The `prompts` section of a declarations file: each entry read strictly (unknown fields are
-//! errors) and checked into a [`Compiled`] prompt — its definition as `prompts/list` shows it,
+//! errors) and checked into a [`CompiledPrompt`] — its definition as `prompts/list` shows it,
 //! its arguments with their allowed or suggested values, and its body: message templates or an
 //! argv template.
 
@@ -135,7 +135,7 @@ pub(crate) enum Body {
 
 /// A declared prompt, checked and ready to render.
 #[derive(Debug)]
-pub(crate) struct Compiled {
+pub(crate) struct CompiledPrompt {
     /// As `prompts/list` shows it.
     pub(crate) definition: Prompt,
     /// Its arguments.
@@ -192,7 +192,7 @@ fn check_arguments(arguments: &[DeclaredArgument]) -> Result<(), String> {
 ///
 /// # Errors
 /// What is wrong with it.
-pub(crate) fn compile(prompt: DeclaredPrompt) -> Result<Compiled, String> {
+pub(crate) fn compile(prompt: DeclaredPrompt) -> Result<CompiledPrompt, String> {
     if !valid_name(&prompt.name) {
         return Err("the name must be 1-128 characters of A-Z a-z 0-9 _ - .".into());
     }
@@ -270,7 +270,7 @@ pub(crate) fn compile(prompt: DeclaredPrompt) -> Result<Compiled, String> {
             .collect(),
         meta: None,
     };
-    Ok(Compiled { definition, arguments: prompt.arguments, body })
+    Ok(CompiledPrompt { definition, arguments: prompt.arguments, body })
 }
 
 /// Reads and checks the `prompts` section's entries (names unique). `source` names the file in

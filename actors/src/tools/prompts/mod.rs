@@ -43,7 +43,7 @@ pub use declared::{load_prompts, DeclaredArgument, DeclaredPrompt, MessageTempla
 
 use super::commands::{run_template, CommandOptions, TemplateRun};
 use super::paths::ProjectRoot;
-use declared::{Body, Compiled, Part};
+use declared::{Body, CompiledPrompt, Part};
 
 /// Limits and switches of declared prompts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +142,7 @@ fn complete(
 
 async fn render(
     shared: &Shared,
-    prompt: &Compiled,
+    prompt: &CompiledPrompt,
     arguments: Map<String, Value>,
     session: Option<&str>,
 ) -> Result<GetPromptResult, ToolError> {

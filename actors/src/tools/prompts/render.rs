@@ -11,26 +11,28 @@ use mcpd::model::{ContentBlock, PromptMessage, ResourceContents};
 use mcpd::{ProtocolError, ToolError};
 use serde_json::{Map, Value};
 
-use super::declared::{Compiled, OutputKind};
+use super::declared::{CompiledPrompt, OutputKind};
 use crate::tools::commands::Piece;
 use crate::tools::paths::{is_escape, PathError, ProjectRoot};
 use crate::tools::resources::{file_uri, mime_type};
 
 /// Why a prompt cannot be rendered (small, so results stay small; made a [`ToolError`] once).
 #[derive(Debug)]
-pub(crate) enum Refusal {
+pub(crate) enum RenderRefusal {
     /// The arguments are wrong or led somewhere they may not: `-32602`.
     Invalid(String),
     /// Rendering failed: `-32603` with the reason.
     Failed(String),
 }
 
-impl Refusal {
+impl RenderRefusal {
     /// The error of prompt `name`.
     pub(crate) fn into_error(self, name: &str) -> ToolError {
         match self {
-            Refusal::Invalid(m) => ToolError::Protocol(ProtocolError::InvalidParams(format!("prompt {name}: {m}"))),
-            Refusal::Failed(m) => ToolError::failed(format!("prompt {name}: {m}")),
+            RenderRefusal::Invalid(m) => {
+                ToolError::Protocol(ProtocolError::InvalidParams(format!("prompt {name}: {m}")))
+            }
+            RenderRefusal::Failed(m) => ToolError::failed(format!("prompt {name}: {m}")),
         }
     }
 }
@@ -40,7 +42,7 @@ impl Refusal {
 ///
 /// # Errors
 /// The `-32602` message, naming the argument.
-pub(crate) fn check_arguments(prompt: &Compiled, arguments: &Map<String, Value>) -> Result<(), String> {
+pub(crate) fn check_arguments(prompt: &CompiledPrompt, arguments: &Map<String, Value>) -> Result<(), String> {
     let name = &prompt.definition.name;
     for (key, value) in arguments {
         let Some(declared) = prompt.arguments.iter().find(|a| &a.name == key) else {
@@ -85,29 +87,30 @@ pub(crate) fn fill(pieces: &[Piece], arguments: &Map<String, Value>) -> String {
 /// # Errors
 /// A refused path is `-32602` (the arguments led there); a file that cannot be embedded is a
 /// failure with the reason.
-pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<ContentBlock, Refusal> {
-    let inside = root.existing(given).map_err(|e| Refusal::Invalid(e.to_string()))?;
+pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<ContentBlock, RenderRefusal> {
+    let inside = root.existing(given).map_err(|e| RenderRefusal::Invalid(e.to_string()))?;
     let shown = inside.shown();
     let io_error = |e: std::io::Error| {
         if is_escape(&e) {
-            Refusal::Invalid(PathError::Outside { path: given.to_owned() }.to_string())
+            RenderRefusal::Invalid(PathError::Outside { path: given.to_owned() }.to_string())
         } else {
-            Refusal::Failed(format!("cannot read {shown:?}: {e}"))
+            RenderRefusal::Failed(format!("cannot read {shown:?}: {e}"))
         }
     };
     let regular = |meta: &cap_std::fs::Metadata| {
         if meta.is_file() {
             Ok(meta.len())
         } else {
-            Err(Refusal::Failed(format!("{shown:?} is not a regular file")))
+            Err(RenderRefusal::Failed(format!("{shown:?} is not a regular file")))
         }
     };
     regular(&root.dir().metadata(inside.path()).map_err(io_error)?)?;
     let file = root.dir().open_with(inside.path(), OpenOptions::new().read(true).nonblock(true)).map_err(io_error)?;
     let meta = file.metadata().map_err(io_error)?;
     let size = regular(&meta)?;
-    root.refuse_opened(given, &meta).map_err(|e| Refusal::Invalid(e.to_string()))?;
-    let too_big = |size: u64| Refusal::Failed(format!("{shown:?} is {size} bytes, over the limit of {max} bytes"));
+    root.refuse_opened(given, &meta).map_err(|e| RenderRefusal::Invalid(e.to_string()))?;
+    let too_big =
+        |size: u64| RenderRefusal::Failed(format!("{shown:?} is {size} bytes, over the limit of {max} bytes"));
     if size > max {
         return Err(too_big(size));
     }
@@ -116,7 +119,7 @@ pub(crate) fn embed(root: &ProjectRoot, given: &str, max: u64) -> Result<Content
     if bytes.len() as u64 > max {
         return Err(too_big(bytes.len() as u64));
     }
-    let binary = || Refusal::Failed(format!("{shown:?} is a binary file: prompts embed text files only"));
+    let binary = || RenderRefusal::Failed(format!("{shown:?} is a binary file: prompts embed text files only"));
     if bytes.contains(&0) {
         return Err(binary());
     }
@@ -198,9 +201,9 @@ mod tests {
         std::fs::write(dir.path().join("b.bin"), b"\x00\x01").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let root = ProjectRoot::new(dir.path()).unwrap();
-        let message = |r: Result<ContentBlock, Refusal>| match r {
-            Err(Refusal::Failed(m)) => format!("failed: {m}"),
-            Err(Refusal::Invalid(m)) => format!("invalid: {m}"),
+        let message = |r: Result<ContentBlock, RenderRefusal>| match r {
+            Err(RenderRefusal::Failed(m)) => format!("failed: {m}"),
+            Err(RenderRefusal::Invalid(m)) => format!("invalid: {m}"),
             Ok(block) => format!("ok: {}", serde_json::to_value(block).unwrap()),
         };
         assert!(message(embed(&root, "a.md", 10)).contains("\"text\":\"0123456789\""));

@@ -1,4 +1,4 @@
-//! What the remotes claim and who serves each key: a remote's last listings ([`Claims`]), the
+//! What the remotes claim and who serves each key: a remote's last listings ([`RemoteClaims`]), the
 //! federation's state ([`Federation`]: the filters, every remote's claims, what the catalog
 //! holds and for whom, the subscriptions made at remotes, the collisions), and the rule that
 //! gives each key (URI, template or prompt name) one owner ([`assign`]).
@@ -23,7 +23,7 @@ pub(super) type Claim<T> = (T, String);
 
 /// What one remote last listed.
 #[derive(Debug, Default, Clone)]
-pub(super) struct Claims {
+pub(super) struct RemoteClaims {
     pub(super) prompts: Vec<Claim<Prompt>>,
     pub(super) resources: Vec<Claim<Resource>>,
     pub(super) templates: Vec<Claim<ResourceTemplate>>,
@@ -62,7 +62,7 @@ pub(crate) struct Federation {
     /// What may be exported.
     pub(super) filters: Filters,
     /// Each up remote's last listing.
-    pub(super) claims: HashMap<String, Claims>,
+    pub(super) claims: HashMap<String, RemoteClaims>,
     /// Exported prompt name → who serves it (what is in the catalog).
     pub(super) prompts: BTreeMap<String, Export>,
     /// Resource URI → who serves it (what is in the catalog).

@@ -9,7 +9,7 @@
 use mcpd::client::list::{check_tool_name, Listed, Listing};
 use mcpd::model::{Prompt, Resource, ResourceTemplate};
 
-use super::claims::{Claim, Claims};
+use super::claims::{Claim, RemoteClaims};
 use crate::client::ClientError;
 use crate::tools::gateway::health::SKIPPED_SHOWN;
 use crate::tools::gateway::servers::{marked, shown, SEPARATOR};
@@ -26,9 +26,9 @@ pub(super) fn claims_of(
     prompts: ListOutcome<Prompt>,
     resources: ListOutcome<Resource>,
     templates: ListOutcome<ResourceTemplate>,
-) -> Claims {
+) -> RemoteClaims {
     let mut notes = Vec::new();
-    let mut claims = Claims::default();
+    let mut claims = RemoteClaims::default();
     for prompt in entries(prompts, "prompt", &mut notes) {
         let exported = export_prompt(&prompt, prefix, id);
         match check_tool_name(&exported.name) {

@@ -16,7 +16,7 @@ use mcpd::catalog::{Catalog, ResourceHandler, ToolError};
 use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate};
 use serde_json::{Map, Value};
 
-use super::claims::{assign, Claim, Claims, Export, Federation, Filters};
+use super::claims::{assign, Claim, Export, Federation, Filters, RemoteClaims};
 use crate::client::Listable;
 
 /// What answers for the federated entries in the catalog: a request at the remote that owns one.
@@ -37,12 +37,12 @@ pub(super) trait Serve: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ReadResourceResult, ToolError>> + Send;
 }
 
-/// What federation does with one kind of entry: where it sits in [`Claims`], [`Federation`] and
+/// What federation does with one kind of entry: where it sits in [`RemoteClaims`], [`Federation`] and
 /// the catalog, and how it is served.
 trait Federated: Listable + Clone + PartialEq {
     /// How messages name the kind.
     const KIND: &'static str;
-    fn claimed(claims: &Claims) -> &[Claim<Self>];
+    fn claimed(claims: &RemoteClaims) -> &[Claim<Self>];
     fn exports_mut(federation: &mut Federation) -> &mut BTreeMap<String, Export>;
     /// Whether the filters let `key` be exported (templates: always; their URIs are judged
     /// when read).
@@ -57,10 +57,10 @@ trait Federated: Listable + Clone + PartialEq {
 }
 
 /// The parts of a [`Federated`] impl that only name where the kind sits: its member of
-/// [`Claims`] and [`Federation`], and its catalog lookup and removal.
+/// [`RemoteClaims`] and [`Federation`], and its catalog lookup and removal.
 macro_rules! placed {
     ($member:ident, $lookup:ident, $remove:ident) => {
-        fn claimed(claims: &Claims) -> &[Claim<Self>] {
+        fn claimed(claims: &RemoteClaims) -> &[Claim<Self>] {
             &claims.$member
         }
 
