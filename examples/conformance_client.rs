@@ -27,7 +27,7 @@ use actix::{Actor as _, Addr};
 use mcpd::model::{Implementation, Tool};
 use mcpd::version::ProtocolVersion;
 use mcpd_actors::client::{
-    CallResult, CallTool, ClientConnection, ClientHandlers, Invalidate, LinkConfig, ListTools, SendRequest,
+    CallResult, CallTool, ClientConnection, ClientHandlers, LinkConfig, ListTools, SendRequest, StopClientConnection,
 };
 use mcpd_actors::ActorCounts;
 use serde_json::{json, Map, Value};
@@ -356,7 +356,7 @@ fn main() -> ExitCode {
             Err(_) => Err(format!("did not finish within {} s", DEADLINE.as_secs())),
         };
         // Close the session (DELETE) whatever happened; the runtime bounds it to a few seconds.
-        let _ = actix_rt::time::timeout(Duration::from_secs(3), conn.send(Invalidate)).await;
+        let _ = actix_rt::time::timeout(Duration::from_secs(3), conn.send(StopClientConnection)).await;
         match outcome {
             Ok(()) => ExitCode::SUCCESS,
             Err(reason) => {

@@ -1,8 +1,8 @@
 //! The `Listener` actor: owns one bound HTTP endpoint (the actix-web server handle), starts and
 //! stops it, and persists whether it should run.
 //!
-//! Handles `StartListener` (stops the previous endpoint first), `StopListener`,
-//! `SyncWithSettings`, `ListenerStatusQuery` and `StopActor`. Start and stop are
+//! Handles `StartListener` (stops the previous endpoint first), `StopServing`,
+//! `SyncWithSettings`, `ListenerStatusQuery` and `StopListener`. Start and stop are
 //! `AtomicResponse`s: one finishes before the next begins, so they never interleave.
 //!
 //! The endpoint applies the configured [`ConnectionLimits`]: the cap on open connections (within
@@ -286,15 +286,15 @@ impl Handler<StartListener> for Listener {
 /// Stop serving. With `save_disabled`, the settings file records `enabled: false`.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<ListenerStatus, StartError>")]
-pub(crate) struct StopListener {
+pub(crate) struct StopServing {
     /// Persist that the listener should stay off.
     pub save_disabled: bool,
 }
 
-impl Handler<StopListener> for Listener {
+impl Handler<StopServing> for Listener {
     type Result = AtomicResponse<Self, Result<ListenerStatus, StartError>>;
 
-    fn handle(&mut self, msg: StopListener, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: StopServing, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Listener);
         AtomicResponse::new(Box::pin(self.stop_running().into_actor(self).map(move |(), act, _| {
             let status = act.stopped_status("stopped");
@@ -339,7 +339,7 @@ impl Handler<SyncWithSettings> for Listener {
                 let config = ListenerConfig { host: settings.host, port: settings.port, ..self.base.clone() };
                 self.handle(StartListener { config }, ctx)
             }
-            Ok(_) => self.handle(StopListener { save_disabled: false }, ctx),
+            Ok(_) => self.handle(StopServing { save_disabled: false }, ctx),
         }
     }
 }
@@ -394,12 +394,12 @@ impl Handler<ListenerStatusQuery> for Listener {
 /// Stop the endpoint and the actor itself.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub(crate) struct StopActor;
+pub(crate) struct StopListener;
 
-impl Handler<StopActor> for Listener {
+impl Handler<StopListener> for Listener {
     type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, _msg: StopActor, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _msg: StopListener, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Listener);
         AtomicResponse::new(Box::pin(self.stop_running().into_actor(self).map(|(), act, ctx| {
             act.status.set(act.stopped_status("closed"));

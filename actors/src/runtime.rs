@@ -10,11 +10,11 @@ use mcpd::McpServer;
 use crate::cluster::sessions::SharedSessions;
 use crate::config::ListenerConfig;
 use crate::counts::ActorCounts;
-use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopListener, SyncWithSettings};
+use crate::listener::{Listener, ListenerStatusQuery, StartError, StartListener, StopServing, SyncWithSettings};
 use crate::metrics::Metrics;
 use crate::session::{CatalogChanged, SessionRegistry};
 use crate::status::ListenerStatus;
-use crate::supervisor::{Shutdown, Supervisor};
+use crate::supervisor::{StopSupervisor, Supervisor};
 use crate::tasks::Tasks;
 
 /// A failure of the runtime API.
@@ -157,7 +157,7 @@ impl Mcpd {
     /// # Errors
     /// When the settings cannot be written or the actor is gone.
     pub async fn stop(&self, save_disabled: bool) -> Result<ListenerStatus, RuntimeError> {
-        Ok(self.listener.send(StopListener { save_disabled }).await??)
+        Ok(self.listener.send(StopServing { save_disabled }).await??)
     }
 
     /// Starts or stops according to the settings file.
@@ -189,6 +189,6 @@ impl Mcpd {
         if let Some(tasks) = &self.tasks {
             tasks.stop();
         }
-        Ok(self.supervisor.send(Shutdown).await?)
+        Ok(self.supervisor.send(StopSupervisor).await?)
     }
 }

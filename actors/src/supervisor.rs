@@ -3,7 +3,7 @@
 //! then every session, then the supervisor itself. Its one timer is the sessions' sweeper: every
 //! [`SLOT`] it tells the sessions whose check is due ([`SessionRegistry::sweep`]).
 //!
-//! Handles `Shutdown` and `ActorCountsQuery`.
+//! Handles `StopSupervisor` and `ActorCountsQuery`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use actix::{
 };
 
 use crate::counts::{ActorCounts, ActorKind};
-use crate::listener::{Listener, StopActor};
+use crate::listener::{Listener, StopListener};
 use crate::session::{EndReason, SessionRegistry, StopSession, SWEEP_SLOT_MS};
 
 /// How often the sweeper looks for due checks.
@@ -51,18 +51,18 @@ impl Actor for Supervisor {
 /// Stop everything: the listener (and its endpoint), then the supervisor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub(crate) struct Shutdown;
+pub(crate) struct StopSupervisor;
 
-impl Handler<Shutdown> for Supervisor {
+impl Handler<StopSupervisor> for Supervisor {
     type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, _msg: Shutdown, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _msg: StopSupervisor, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::Supervisor);
         let listener = self.listener.clone();
         let sessions = self.sessions.handles();
         AtomicResponse::new(Box::pin(
             async move {
-                if let Err(e) = listener.send(StopActor).await {
+                if let Err(e) = listener.send(StopListener).await {
                     log::debug!("listener already gone: {e}");
                 }
                 for handle in sessions {

@@ -111,7 +111,7 @@ impl Tasks {
 
     /// Stops the runner: every running task is aborted.
     pub(crate) fn stop(&self) {
-        self.inner.runner.do_send(StopRunner);
+        self.inner.runner.do_send(StopTaskRunner);
     }
 
     /// The store's counts, when it can tell them at once (the memory store always can).
@@ -431,12 +431,12 @@ impl Handler<Abort> for TaskRunner {
 /// Stop the runner and every task it runs.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct StopRunner;
+struct StopTaskRunner;
 
-impl Handler<StopRunner> for TaskRunner {
+impl Handler<StopTaskRunner> for TaskRunner {
     type Result = ();
 
-    fn handle(&mut self, _msg: StopRunner, ctx: &mut Self::Context) {
+    fn handle(&mut self, _msg: StopTaskRunner, ctx: &mut Self::Context) {
         self.counts.handled(ActorKind::TaskRunner);
         actix::ActorContext::stop(ctx);
     }

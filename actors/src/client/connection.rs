@@ -4,7 +4,7 @@
 //! answer is a future spawned on the actor's thread: no per-server lock). A tool call runs as
 //! [`super::tool_call`] says, which satellites share: the server's task made of it is followed to
 //! its result; `StartToolCall` returns the task instead, `GetTask` and `CancelTask` reach one by
-//! id. `Invalidate` closes the session (DELETE), stops the streams and the actor.
+//! id. `StopClientConnection` closes the session (DELETE), stops the streams and the actor.
 //!
 //! What the server sends is untrusted: listings follow the core's rules (`client::listing`), a
 //! `tools/call` result of the wrong shape is a protocol error, and every handler's future is
@@ -353,12 +353,12 @@ impl Handler<SendRequest> for ClientConnection {
 /// Close the connection (DELETE its session) and stop the actor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Invalidate;
+pub struct StopClientConnection;
 
-impl Handler<Invalidate> for ClientConnection {
+impl Handler<StopClientConnection> for ClientConnection {
     type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, _msg: Invalidate, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _msg: StopClientConnection, _ctx: &mut Self::Context) -> Self::Result {
         self.counts.handled(ActorKind::ClientConnection);
         let link = self.link.clone();
         // Closing is best effort: a panic in it still stops the actor.

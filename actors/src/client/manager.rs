@@ -26,7 +26,7 @@ use mcpd::client::list::Listing;
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
-use super::connection::{CancelTask, ClientConnection, GetTask, Invalidate, List, Listable, SendRequest};
+use super::connection::{CancelTask, ClientConnection, GetTask, List, Listable, SendRequest, StopClientConnection};
 use super::credentials::CredentialStores;
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
@@ -149,7 +149,7 @@ impl ClientManager {
     /// Closes the server's connection (its session is DELETEd); the next call reconnects.
     pub async fn invalidate(&self, id: &str) {
         if let Some((_, connection)) = self.connections.remove(id) {
-            let _ = connection.addr.send(Invalidate).await;
+            let _ = connection.addr.send(StopClientConnection).await;
         }
     }
 
@@ -179,7 +179,7 @@ impl ClientManager {
         .start();
         if let Some(old) = self.connections.insert(record.id.clone(), Connection { key, addr: addr.clone(), share }) {
             // The configuration changed: the old connection closes its streams and session.
-            old.addr.do_send(Invalidate);
+            old.addr.do_send(StopClientConnection);
         }
         Ok(addr)
     }

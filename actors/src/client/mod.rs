@@ -20,8 +20,8 @@ pub(crate) mod tls;
 mod tool_call;
 
 pub use connection::{
-    CallToolCancellable, CancelTask, ClientConnection, GetTask, Invalidate, List, ListTools, Listable, SendRequest,
-    StartToolCall,
+    CallToolCancellable, CancelTask, ClientConnection, GetTask, List, ListTools, Listable, SendRequest, StartToolCall,
+    StopClientConnection,
 };
 pub use error::ClientError;
 pub use handlers::{

@@ -8,7 +8,7 @@ use actix::Actor as _;
 use mcpd::model::Implementation;
 use mcpd::version::ProtocolVersion;
 use mcpd::ServerOptions;
-use mcpd_actors::client::{CallTool, ClientConnection, ClientHandlers, Invalidate, LinkConfig, ListTools};
+use mcpd_actors::client::{CallTool, ClientConnection, ClientHandlers, LinkConfig, ListTools, StopClientConnection};
 use mcpd_actors::{ActorCounts, ActorKind, TransportMode};
 use serde_json::{json, Map, Value};
 
@@ -70,7 +70,7 @@ async fn every_wire_lists_and_calls() {
         assert!(failed.is_error, "a tool failure is Ok(is_error)");
         let unknown = connection.send(CallTool { name: "nope".into(), arguments: Map::new() }).await.unwrap();
         assert!(unknown.is_err(), "an unknown tool is a protocol error");
-        connection.send(Invalidate).await.unwrap();
+        connection.send(StopClientConnection).await.unwrap();
         if pin.is_some() {
             assert!(server.runtime.live_sessions() == 0, "invalidate DELETEd the session");
         }

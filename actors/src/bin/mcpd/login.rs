@@ -19,7 +19,7 @@ use serde_json::json;
 use mcpd_actors::client::oauth::{
     default_credentials_path, CredentialStore, Credentials, FileStore, Grant, LoopbackAgent, OAuthConfig, Registration,
 };
-use mcpd_actors::client::{ClientConnection, ClientHandlers, Invalidate, LinkConfig, List};
+use mcpd_actors::client::{ClientConnection, ClientHandlers, LinkConfig, List, StopClientConnection};
 use mcpd_actors::ActorCounts;
 
 use crate::failure::{client_failure, failure, Failure};
@@ -176,7 +176,7 @@ pub(crate) async fn login(args: LoginArgs) -> Result<String, Failure> {
     .start();
     // Listing the tools needs authorization when anything does.
     let outcome = connection.send(List::<Tool>::new()).await;
-    let _ = connection.send(Invalidate).await;
+    let _ = connection.send(StopClientConnection).await;
     match outcome {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => return Err(client_failure(e)),
