@@ -20,6 +20,18 @@
 //! - [`config`] — `mcp.properties`, the `enabledTools` filter and the persisted listener settings.
 //! - [`auth`] — API keys (constant-time) and Origin / Host checks.
 //! - [`builtin`] — the tools a fresh `mcpd` serves (`echo`, `time`).
+//!
+//! ## Transport-facing rules
+//!
+//! Some public items exist for the transports, not for a handler's author: what a POSTed
+//! message is ([`server::route_post`], [`server::Posted`], [`server::SessionSupport`]), the era
+//! of a request ([`server::http_era`], [`server::stdio_era`], [`server::legacy_http_version`]),
+//! an HTTP request's headers as the core reads them ([`server::HttpHeaders`],
+//! [`server::RoutingHeaders`], [`server::HeaderLookup`]), and the bytes of an answer
+//! ([`server::encode_answer`], [`server::encode_batch`]). They are protocol rules, so they live
+//! here, where they are unit- and property-tested without sockets; the runtime that applies them
+//! (`mcpd-actors`) is another crate, so they cannot be `pub(crate)`. A transport of another
+//! runtime would call the same functions and so answer alike.
 
 #![forbid(unsafe_code)]
 

@@ -8,18 +8,18 @@ use mcpd::auth::oauth::OAuthSettings;
 use mcpd::auth::{is_loopback_host, KeySet, OriginPolicy};
 
 /// Default largest accepted request body: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Default longest run of one tool call (or other request).
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default host: loopback only.
-pub const DEFAULT_HOST: &str = "127.0.0.1";
+pub(crate) const DEFAULT_HOST: &str = "127.0.0.1";
 
 /// Default cap on requests running at once in one session, stdio connection or 2024-11-05 stream.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 128;
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 128;
 /// Default cap on messages queued for one reader (an SSE response, a request's relay, stdout).
-pub const DEFAULT_MAX_QUEUED_MESSAGES: usize = 1024;
+pub(crate) const DEFAULT_MAX_QUEUED_MESSAGES: usize = 1024;
 /// Default cap on the bytes of SSE events queued for one reader.
-pub const DEFAULT_MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 
 /// Explicit limits of the HTTP and stdio transports; hitting one is an error the client can read
 /// (or, for a reader that does not keep up, a logged cut-off). `crate::queue` states the policy of
@@ -54,15 +54,15 @@ impl Default for Limits {
 }
 
 /// Default cap on open HTTP connections (lowered to three quarters of the open-file limit).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// Default time a request body may take to arrive.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time the request head (line and headers) of a new connection may take to arrive.
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default time an idle keep-alive connection stays open.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// Default time a client may accept none of the data sent to it before its connection is dropped.
-pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What the HTTP endpoint allows its connections: how many, and how long each may stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,11 +111,11 @@ impl ConnectionLimits {
 }
 
 /// Default idle time after which a session expires.
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 /// Default cap on live sessions.
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 10_000;
 /// Default time a tool waits for the client to answer a sampling, elicitation or roots request.
-pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Streamable-HTTP session settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

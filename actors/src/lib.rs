@@ -6,18 +6,42 @@
 //! | item | what it is for |
 //! |---|---|
 //! | [`Mcpd`] | the running server: `new`, `start`, `stop`, `sync_with_settings`, `status`, `close` |
-//! | [`ListenerConfig`], [`Limits`], [`ConnectionLimits`], [`SessionConfig`], [`TransportMode`] | what the HTTP endpoint binds, enforces and speaks |
-//! | [`stdio::serve`] | MCP over a byte-stream pair (stdin/stdout), for desktop hosts |
-//! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] |
-//! | [`tools`] | project-confined file tools, command tools, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) |
-//! | [`metrics`], [`ActorCounts`], [`ListenerStatus`] | what `/metrics` and `/status` report |
-//! | [`access`] | the access file (`--access`): per-client tools, prompts and rate limits, reloadable |
-//! | [`panics`] | panic containment: a panic costs one request or task, is logged once with its location and counted |
+//! | [`ListenerConfig`], [`Limits`], [`ConnectionLimits`], [`SessionConfig`], [`ShareConfig`], [`TransportMode`] | what the HTTP endpoint binds, enforces and speaks |
+//! | [`ActorCounts`], [`ActorKind`], [`ListenerStatus`], [`StatusExtras`] | what `/status` reports and what an embedder adds to it |
+//! | [`RuntimeError`] | why starting, stopping or closing failed |
 //!
-//! Inside, five actor kinds exchange typed messages: a `Supervisor` per process (shutdown), a
-//! `Listener` per bound endpoint (the actix-web server), a `Session` per streamable-HTTP session
-//! (its SSE streams, replay buffers, subscriptions, expiry), a `ToolExecutor` per session or stdio
-//! connection (concurrent requests, cancellation) and a `ClientConnection` per remote server.
+//! Every public module, and why it is public:
+//!
+//! | module | what it is for | public because |
+//! |---|---|---|
+//! | [`stdio`] | MCP over a byte-stream pair (stdin/stdout), for desktop hosts | an embedder serves stdio with [`stdio::serve`] |
+//! | [`client`] | one `ClientConnection` actor per remote server, behind [`client::ClientManager`] | the client library (`mcpd tools`, `mcpd call`, embedders, the conformance client) |
+//! | [`tools`] | project-confined file tools, command tools, declared prompts and resources, the gateway, and [`tools::sets::assemble`] (the catalog `mcpd serve` builds) | an embedder builds what `mcpd serve` builds |
+//! | [`metrics`] | what `/metrics` reports, and the collectors and gauges added to it | its types are in [`Mcpd::metrics`]'s answer |
+//! | [`access`] | the access file (`--access`): per-client tools, prompts, resources and rate limits, reloadable | the binary loads and reloads it into [`ListenerConfig::access`]; tests build one |
+//! | [`cluster`] | cluster mode (`--redis`): shared `requestState` keys, tasks and sessions over Redis | the binary and `examples/everything` start it before the runtime |
+//! | [`panics`] | panic containment: a panic costs one request or task, is logged once with its location and counted | the binary contains the servers file's reload task with it; tests read its counts |
+//! | [`reload`] | live reload: watched files, debounced, and `SIGHUP`, calling back one at a time | the binary reloads the servers, declarations and access files with it |
+//!
+//! The rest is private: `runtime` ([`Mcpd`] itself); `supervisor`, `listener`, `session`,
+//! `tool_executor` and `tasks` (the actors below; `tasks` is also the core's task service);
+//! `http` (the HTTP edge: guard, routes, streamed answers); `auth` (the OAuth resource server);
+//! `shares` (each identity's share of the capacity); `queue` (every bounded queue); `sse` (the
+//! SSE framing); `file_events` (debounced file events); `counts` and `status` (what `/status`
+//! and `/metrics` read without a mailbox hop); `config` (the configuration types, re-exported
+//! above).
+//!
+//! Inside, six actor kinds exchange typed messages, each stopped by its own `Stop…` message:
+//!
+//! | actor | one per | does |
+//! |---|---|---|
+//! | `Supervisor` | process | owns the actor counts, the session registry and the listener's address; orders shutdown |
+//! | `Listener` | bound endpoint | owns the actix-web server: starts, stops and persists it |
+//! | `Session` | streamable-HTTP session (or HTTP+SSE connection) | its SSE streams, replay buffers, subscriptions, expiry |
+//! | `ToolExecutor` | session or stdio connection | runs its requests concurrently; cancellation |
+//! | `TaskRunner` | runtime with tasks on | owns every running task (the tasks extension); cancels and expires them |
+//! | `ClientConnection` | remote server | the link to it: negotiation, requests, its session or child process |
+//!
 //! Stateless 2026-07-28 requests create none of them. `docs/architecture.md` draws the whole.
 //!
 //! ```no_run
@@ -43,7 +67,7 @@ pub mod access;
 mod auth;
 pub mod client;
 pub mod cluster;
-pub mod config;
+mod config;
 mod counts;
 mod file_events;
 mod http;

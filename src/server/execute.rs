@@ -223,6 +223,9 @@ fn timed_out(method: Method, era: Era, limit: Duration) -> Result<Reply, Protoco
 
 /// The JSON-RPC answer to request `id`: its result (a [`Reply`], or any other serializable
 /// result), or its error as `era` numbers it.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub fn encode_answer<R: Serialize>(id: &RequestId, era: Era, outcome: &Result<R, ProtocolError>) -> Vec<u8> {
     match outcome {
         Ok(result) => jsonrpc::result_bytes(id, result),
@@ -235,6 +238,9 @@ pub fn encode_answer<R: Serialize>(id: &RequestId, era: Era, outcome: &Result<R,
 
 /// The answer to a batch: its members' answers as one JSON array; `None` when no member gets an
 /// answer (a batch of notifications and responses).
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub fn encode_batch(answers: &[Vec<u8>]) -> Option<Vec<u8>> {
     if answers.is_empty() {
         return None;

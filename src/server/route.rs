@@ -12,6 +12,9 @@ use crate::version::{Era, ProtocolVersion};
 /// Chooses the era of an HTTP request that carries no session id: stateless when its `_meta`
 /// carries the 2026-07-28 request metadata or its `MCP-Protocol-Version` header names
 /// 2026-07-28; otherwise the handshake era.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub fn http_era(request: &Request, header_version: Option<&str>) -> Era {
     era_over_http(ServingMeta::of_request(request.meta()), header_version)
 }
@@ -28,6 +31,9 @@ fn era_over_http(meta: Option<ServingMeta<'_>>, header_version: Option<&str>) ->
 }
 
 /// Chooses the era of a stdio request: stateless when its `_meta` names a protocol version.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub fn stdio_era(request: &Request) -> Era {
     if ServingMeta::of_request(request.meta()).is_some_and(|m| m.protocol_version.is_some()) {
         Era::Stateless
@@ -38,6 +44,9 @@ pub fn stdio_era(request: &Request) -> Era {
 
 /// The revision of a handshake-era HTTP request from its `MCP-Protocol-Version` header:
 /// absent means 2025-03-26.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 ///
 /// # Errors
 /// [`ProtocolError::UnsupportedVersion`] (HTTP 400) when the header names no handshake revision.
@@ -53,6 +62,9 @@ pub fn legacy_http_version(header_version: Option<&str>) -> Result<ProtocolVersi
 
 /// Whether an HTTP endpoint keeps sessions (`mcpd serve -s`): then a handshake-era message
 /// must name its session, or be the `initialize` that starts one.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionSupport {
     /// Stateless requests and session-less handshake-era requests only.
@@ -62,6 +74,9 @@ pub enum SessionSupport {
 }
 
 /// What a POSTed message is, and so which part of the endpoint answers it.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 #[derive(Debug)]
 pub enum Posted<'s> {
     /// A handshake-era message for the session its `Mcp-Session-Id` names.
@@ -86,6 +101,9 @@ pub enum Posted<'s> {
 
 /// Decides what a POSTed message is. A session id counts only on an endpoint with sessions, and
 /// only for handshake-era messages: a stateless request is stateless wherever it goes.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub fn route_post<'s>(
     incoming: Incoming,
     headers: &RoutingHeaders<'_>,

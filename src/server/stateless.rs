@@ -21,6 +21,9 @@ use crate::version::ProtocolVersion;
 
 /// The routing headers of one HTTP request, already extracted by the transport (names are
 /// case-insensitive on the wire; values are raw, not yet trimmed or decoded).
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RoutingHeaders<'a> {
     /// `MCP-Protocol-Version`.
@@ -33,10 +36,16 @@ pub struct RoutingHeaders<'a> {
 
 /// A transport's header lookup: the value of the header with this lowercase name, when it is
 /// present and text.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 pub type HeaderLookup<'a> = dyn Fn(&str) -> Option<&'a str> + 'a;
 
 /// The headers of one HTTP request as the core reads them: the routing headers (read once, the
 /// transport routes on them too) and a lookup for the `Mcp-Param-*` headers a tool declares.
+///
+/// Transport-facing: public because the runtime (`mcpd-actors`, another crate) applies it; see
+/// [the crate docs](crate#transport-facing-rules).
 #[derive(Clone, Copy)]
 pub struct HttpHeaders<'a> {
     /// The routing headers.

@@ -439,7 +439,7 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
     };
     Ok(ListenerConfig {
         shares,
-        host: pick_text(&args.host, props, "host").unwrap_or_else(|| mcpd_actors::config::DEFAULT_HOST.to_owned()),
+        host: pick_text(&args.host, props, "host").unwrap_or_else(|| ListenerConfig::default().host),
         port: pick(args.port, props, "port")?.unwrap_or(mcpd::config::DEFAULT_PORT),
         keys: KeySet::new(keys),
         oauth: None,
