@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (README "Quick start"; .ci/run runs exactly this).
 # Provisions the independent interop peers (the official Python MCP SDK and the npm reference
-# server, pinned), then checks
-# formatting and lints, runs every test of both crates, then the official MCP conformance suite
-# (scripts/conformance.sh) and the cluster-mode checks (scripts/cluster-test.sh). The last line
-# sums them: "N passed, M failed, K skipped".
+# server, pinned), then checks formatting, lints and the API docs (no rustdoc warning), runs
+# every test of both crates, then the official MCP conformance suite (scripts/conformance.sh)
+# and the cluster-mode checks (scripts/cluster-test.sh). The last line sums them:
+# "N passed, M failed, K skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +29,8 @@ python3 scripts/check_structure.py
 step "fmt, structure"
 cargo clippy --all-targets -- -D warnings
 step "clippy"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
+step "doc"
 mkdir -p target
 cargo test --workspace 2>&1 | tee target/test-output.log
 # cargo prints one summary per test binary: add them up.

@@ -1,10 +1,10 @@
-//! Per-client access at run time (`--access FILE`): the access file read into a [`Policy`] (the
+//! Per-client access at run time (`--access FILE`): the access file read into a `Policy` (the
 //! keys it names taken from the file, the environment or key files), held behind a lock so that
 //! [`AccessControl::reload`] swaps it whole — only when the new file is good; a file that does
 //! not parse keeps the previous policy and says why.
 //!
-//! The HTTP guard asks [`AccessControl::identify`] which client a request's key is (constant
-//! time, like `--key`) and [`AccessControl::for_token`] which client an OAuth token is; the
+//! The HTTP guard asks `AccessControl::identify` which client a request's key is (constant
+//! time, like `--key`) and `AccessControl::for_token` which client an OAuth token is; the
 //! client's [`Access`] then rides in the request's [`mcpd::server::Scope`], where the core hides
 //! every tool and prompt its globs do not allow. Per-client call counts survive a reload by
 //! name and are exported as `mcpd_client_calls_total{client, outcome}` (only names from the

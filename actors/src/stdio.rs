@@ -5,8 +5,8 @@
 //!
 //! Bounded: lines are capped at `max_body_bytes`; at most `max_in_flight` requests run at once
 //! (more are answered with an error at once, so a cancellation is still read); stdout is an
-//! [`Outbox`] of `max_queued_messages` — answers wait for room, and while one waits no more input
-//! is read; notifications the client does not read are dropped and counted ([`crate::queue`]).
+//! `Outbox` of `max_queued_messages` — answers wait for room, and while one waits no more input
+//! is read; notifications the client does not read are dropped and counted (`queue`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -1,5 +1,5 @@
 //! The pure part of serving: a request in, a result (already shaped for its era) or a
-//! [`ProtocolError`] out. Transports decide the era and the scope; this module executes.
+//! [`ProtocolError`](crate::ProtocolError) out. Transports decide the era and the scope; this module executes.
 //!
 //! | module | role |
 //! |---|---|

@@ -84,7 +84,7 @@ static NEXT_MANAGER: AtomicU64 = AtomicU64::new(1);
 /// Client connections by server id.
 ///
 /// A server whose connection speaks the stateless 2026-07-28 HTTP wire is also called from
-/// *satellite* links (see [`LinkShare`]): one per server on each thread that calls it (an
+/// *satellite* links (see `LinkShare`): one per server on each thread that calls it (an
 /// actix-web worker of a gateway, say), so a call runs on the caller's thread instead of
 /// hopping to the connection actor's and back. Everything else — negotiation, listings, other
 /// wires, OAuth challenges, tasks' follow-up requests — goes through the connection actor.

@@ -25,7 +25,7 @@
 //! one of mcpd's own files (by identity) or to a sensitive file (by pattern) is refused with
 //! [`PathError::Denied`], a file opened is checked again on its handle
 //! ([`ProjectRoot::refuse_opened`]), and listings leave such entries out
-//! ([`ProjectRoot::hides_entry`]).
+//! (`ProjectRoot::hides_entry`).
 
 use std::io;
 use std::path::{Component, Path, PathBuf};

@@ -7,7 +7,7 @@ use derive_more::{Display, Error};
 #[derive(Debug, Clone, PartialEq, Eq, Display, Error)]
 #[non_exhaustive]
 pub enum AuthError {
-    /// Only a person can fix this: no usable credentials and no [`UserAgent`].
+    /// Only a person can fix this: no usable credentials and no [`UserAgent`](super::UserAgent).
     #[display("{url} needs authorization: run: mcpd login {url}")]
     LoginRequired {
         /// The server's MCP endpoint.

@@ -43,7 +43,7 @@ pub use watch::FileWatch;
 /// Adds the resources to `catalog`: the project files (template and listing) when
 /// `options.files`, and the declared resources; `filter` (`enabledResources`) keeps the URIs it
 /// matches (also when a file is read through the template). Returns what it registered, and
-/// the file watch to install on the live catalog ([`FileWatch::install`]) for subscriptions.
+/// the file watch to install on the live catalog ([`install_watch`]) for subscriptions.
 pub fn register(
     catalog: &mut Catalog,
     root: &ProjectRoot,
