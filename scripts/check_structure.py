@@ -10,6 +10,8 @@
    import; a parent re-exporting a child's item and the child taking an item from the parent's
    file is a loop (the shared item belongs in a file of its own).
 3. Every link of README.md and docs/*.md to a file or a heading of this repository resolves.
+4. README.md and every page of docs/ are pulled into the runtime's doctests
+   (`include_str!` in actors/src/lib.rs), so `cargo test` compiles their Rust examples.
 
 Prints each violation and exits 1 when there is one; `--list` prints every file's size and
 imports. Usage: check_structure.py [--list] [ROOT]
@@ -268,6 +270,14 @@ def check_links(root: Path) -> list[str]:
     return problems
 
 
+def check_guide(root: Path) -> list[str]:
+    """Every page of the guide is included into a doctest in actors/src/lib.rs."""
+    lib = (root / "actors/src/lib.rs").read_text(encoding="utf-8")
+    included = set(re.findall(r'include_str!\("\.\./\.\./([^"]+)"\)', lib))
+    pages = ["README.md", *(f"docs/{p.name}" for p in sorted((root / "docs").glob("*.md")))]
+    return [f"{page}: not pulled into a doctest (actors/src/lib.rs, mod guide)" for page in pages if page not in included]
+
+
 def main(argv: list[str]) -> int:
     listing = "--list" in argv
     args = [a for a in argv if a != "--list"]
@@ -288,6 +298,7 @@ def main(argv: list[str]) -> int:
             shown = " <-> ".join(str(p.relative_to(root)) for p in cycle)
             problems.append(f"import loop: {shown}")
     problems.extend(check_links(root))
+    problems.extend(check_guide(root))
     for problem in problems:
         print(problem)
     print(f"check_structure: {len(problems)} problem(s)")

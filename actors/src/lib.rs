@@ -94,7 +94,43 @@ pub use runtime::{Mcpd, RuntimeError};
 pub use shares::ShareConfig;
 pub use status::ListenerStatus;
 
-/// The guide's library page, whose examples `cargo test --doc` compiles.
+/// The guide: README.md and every page of docs/, pulled in so that `cargo test --doc` compiles
+/// their Rust examples (`scripts/check_structure.py` checks that no page is left out). Blocks in
+/// other languages are fenced with theirs (`sh`, `json`, `text`), so rustdoc leaves them be.
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/library.md")]
-pub struct GuideLibrary;
+mod guide {
+    #[doc = include_str!("../../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../../docs/README.md")]
+    pub struct Contents;
+    #[doc = include_str!("../../docs/access-and-oauth.md")]
+    pub struct AccessAndOauth;
+    #[doc = include_str!("../../docs/architecture.md")]
+    pub struct Architecture;
+    #[doc = include_str!("../../docs/client.md")]
+    pub struct Client;
+    #[doc = include_str!("../../docs/clusters.md")]
+    pub struct Clusters;
+    #[doc = include_str!("../../docs/configuration.md")]
+    pub struct Configuration;
+    #[doc = include_str!("../../docs/gateway.md")]
+    pub struct Gateway;
+    #[doc = include_str!("../../docs/library.md")]
+    pub struct Library;
+    #[doc = include_str!("../../docs/limits.md")]
+    pub struct Limits;
+    #[doc = include_str!("../../docs/operations.md")]
+    pub struct Operations;
+    #[doc = include_str!("../../docs/perf-notes.md")]
+    pub struct PerfNotes;
+    #[doc = include_str!("../../docs/prompts-and-resources.md")]
+    pub struct PromptsAndResources;
+    #[doc = include_str!("../../docs/security.md")]
+    pub struct Security;
+    #[doc = include_str!("../../docs/serving.md")]
+    pub struct Serving;
+    #[doc = include_str!("../../docs/tasks.md")]
+    pub struct Tasks;
+    #[doc = include_str!("../../docs/upgrading.md")]
+    pub struct Upgrading;
+}
