@@ -14,6 +14,7 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::call_params::CallParams;
 use super::list::{PROMPTS, RESOURCES, TEMPLATES, TOOLS};
 use super::log_level::parse_level;
 use super::method::Method;
@@ -150,12 +151,14 @@ impl McpServer {
                 }
                 (result, Some(screen.list_hint(Kind::Tool, cache.tools)))
             }
-            (Method::ToolsCall, _) => return self.call_tool(params, meta, scope, tool).await,
+            (Method::ToolsCall, _) => return self.call_tool(CallParams::take(params, meta, "name"), scope, tool).await,
             (Method::PromptsList, _) => {
                 let visible = |name: &str| screen.sees(Kind::Prompt, name);
                 (PROMPTS.result(catalog, &params, size, &visible)?, Some(screen.list_hint(Kind::Prompt, cache.prompts)))
             }
-            (Method::PromptsGet, _) => (self.get_prompt(params, meta, scope, catalog).await?, None),
+            (Method::PromptsGet, _) => {
+                (self.get_prompt(CallParams::take(params, meta, "name"), scope, catalog).await?, None)
+            }
             (Method::ResourcesList, _) => {
                 let visible = |uri: &str| screen.sees(Kind::Resource, uri);
                 let hint = screen.list_hint(Kind::Resource, cache.resources);
@@ -166,7 +169,9 @@ impl McpServer {
                 let hint = screen.list_hint(Kind::Template, cache.templates);
                 (TEMPLATES.result(catalog, &params, size, &visible)?, Some(hint))
             }
-            (Method::ResourcesRead, _) => (self.read_resource(params, meta, scope, catalog).await?, Some(cache.read)),
+            (Method::ResourcesRead, _) => {
+                (self.read_resource(CallParams::take(params, meta, "uri"), scope, catalog).await?, Some(cache.read))
+            }
             (Method::Complete, _) => match catalog.completion_delegate().and_then(|d| d.complete(&params)) {
                 Some(delegated) => (delegated.await.map_err(delegated_error)?, None),
                 None => (complete(&params, catalog)?, None),

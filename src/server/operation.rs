@@ -16,7 +16,7 @@ use super::tasks::{contained, rerun_of, TaskCall, TaskCallOutcome, TaskService};
 use super::{McpServer, Scope};
 use crate::catalog::{BoxFuture, Catalog, LaneCall, LaneResult, ToolEntry, ToolError};
 use crate::error::ProtocolError;
-use crate::jsonrpc::{ClientCapabilities, RequestMeta};
+use crate::jsonrpc::ClientCapabilities;
 use crate::model::CallToolResult;
 use crate::tasks::{missing_extension, TaskSupport};
 use crate::version::Era;
@@ -89,16 +89,15 @@ impl McpServer {
     /// metrics can label the call without a second lookup): the tool's result, shaped for the
     /// scope's era and kept typed until it is written out (a tool result has no caching hints).
     ///
-    /// Like the other calls, it takes its params apart before its first await, so that only
-    /// what the handler's rounds need is kept in its future.
+    /// Like the other calls, it gets its params already taken apart ([`CallParams::take`]), so
+    /// that only what the handler's rounds need is kept in its future.
     pub(super) async fn call_tool(
         &self,
-        params: Map<String, Value>,
-        meta: Option<Arc<RequestMeta>>,
+        call: CallParams,
         scope: &Scope,
         tool: Option<&ToolEntry>,
     ) -> Result<Reply, ProtocolError> {
-        let CallParams { target, arguments, rounds } = CallParams::take(params, meta, "name");
+        let CallParams { target, arguments, rounds } = call;
         let name = name_param(target, "tools/call")?;
         let arguments = arguments_object(arguments, "tools/call")?;
         let entry = tool.ok_or_else(|| ProtocolError::InvalidParams(format!("Unknown tool: {name}")))?;
@@ -234,12 +233,11 @@ impl McpServer {
 
     pub(super) async fn get_prompt(
         &self,
-        params: Map<String, Value>,
-        meta: Option<Arc<RequestMeta>>,
+        call: CallParams,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let CallParams { target, arguments, rounds } = CallParams::take(params, meta, "name");
+        let CallParams { target, arguments, rounds } = call;
         let name = name_param(target, "prompts/get")?;
         let entry = catalog.prompt(&name).ok_or_else(|| unknown_prompt(&name))?;
         let arguments = arguments_object(arguments, "prompts/get")?;
@@ -258,12 +256,11 @@ impl McpServer {
 
     pub(super) async fn read_resource(
         &self,
-        params: Map<String, Value>,
-        meta: Option<Arc<RequestMeta>>,
+        call: CallParams,
         scope: &Scope,
         catalog: &Catalog,
     ) -> Result<Map<String, Value>, ProtocolError> {
-        let CallParams { target, rounds, .. } = CallParams::take(params, meta, "uri");
+        let CallParams { target, rounds, .. } = call;
         let uri = match target {
             Some(Value::String(uri)) => uri,
             _ => return Err(ProtocolError::InvalidParams("resources/read needs a string uri".into())),

@@ -174,7 +174,7 @@ async fn find_any_session(state: &AppState, id: &str) -> Result<SessionHandle, H
         return Ok(handle);
     }
     let Some(cluster) = state.cluster() else { return Err(session_not_found()) };
-    let record = match cluster.load(id).await {
+    let record = match cluster.records().load(id).await {
         Ok(Some(record)) => record,
         Ok(None) => return Err(session_not_found()),
         Err(unreachable) => return Err(unreachable_response(&unreachable)),
@@ -227,7 +227,7 @@ pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -
     if let Some(cluster) = state.cluster() {
         let id = handle.shared.id().as_str();
         let owner = handle.shared.owner();
-        if let Err(error) = cluster.create(id, &negotiated, owner, state.session_config.idle_timeout).await {
+        if let Err(error) = cluster.records().create(id, &negotiated, owner, state.session_config.idle_timeout).await {
             state.sessions.remove(handle.shared.id());
             handle.session.do_send(StopSession { reason: EndReason::Shutdown });
             state.metrics.request(Method::Initialize, Outcome::Error, started.elapsed());
@@ -310,7 +310,7 @@ async fn session_method(
             return Some(Ok(Reply::Value(json!({}))));
         }
         if let Some(cluster) = cluster {
-            if let Err(error) = cluster.subscription(handle.shared.id().as_str(), &change).await {
+            if let Err(error) = cluster.records().subscription(handle.shared.id().as_str(), &change).await {
                 return Some(Err(ProtocolError::Internal(error.to_string())));
             }
         }
@@ -327,7 +327,7 @@ async fn session_method(
                 Err(error) => return Some(Err(error)),
             };
             if let Some(cluster) = cluster {
-                if let Err(error) = cluster.set_level(handle.shared.id().as_str(), level).await {
+                if let Err(error) = cluster.records().set_level(handle.shared.id().as_str(), level).await {
                     return Some(Err(ProtocolError::Internal(error.to_string())));
                 }
             }
@@ -463,7 +463,7 @@ pub(super) async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     let resumed = match (resumed, state.cluster(), remote) {
         (Ok(Err(ResumeError::UnknownEvent(last))), Some(cluster), Some((stream, after))) => {
             // Cluster mode: a stream another instance sends, resumed from Redis.
-            match cluster.resume(handle.shared.id().as_str(), stream, after, tx).await {
+            match cluster.events().resume(handle.shared.id().as_str(), stream, after, tx).await {
                 Ok(None) => Ok(Ok(())),
                 Ok(Some(sender)) => handle.session.send(Resume { last_event_id: None, sender }).await,
                 Err(ResumeRemote::Unknown) => Ok(Err(ResumeError::UnknownEvent(last))),
@@ -488,7 +488,9 @@ pub(super) async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Http
         Err(response) => return response,
     };
     if let Some(cluster) = state.cluster() {
-        if let Err(error) = cluster.delete(handle.shared.id().as_str(), state.session_config.idle_timeout).await {
+        if let Err(error) =
+            cluster.records().delete(handle.shared.id().as_str(), state.session_config.idle_timeout).await
+        {
             return unreachable_response(&error);
         }
     }

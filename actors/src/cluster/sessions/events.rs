@@ -184,7 +184,7 @@ async fn write_events(link: RedisLink, session: Arc<str>, idle: Duration, mut rx
 
 /// The event streams of the sessions this instance serves.
 #[derive(Debug, Clone)]
-pub(super) struct Events {
+pub(crate) struct Events {
     link: RedisLink,
 }
 
@@ -209,7 +209,7 @@ impl Events {
     /// # Errors
     /// [`ResumeRemote::Unknown`] when Redis knows no such stream, [`ResumeRemote::Unreachable`]
     /// when it does not answer.
-    pub(super) async fn resume(
+    pub(crate) async fn resume(
         &self,
         session: &str,
         stream: u64,

@@ -18,9 +18,11 @@
 //! [`SessionStore`] (the interface is the session's, `crate::session::store`): a `Session` copy
 //! numbers its streams from the store's base, writes its events to the store's log and keeps its
 //! record fresh through it, and the bus reaches the copies through the registry as
-//! `LocalSessions` (the session side's interface too), never through a session actor. The HTTP edge, which creates, adopts, deletes and resumes sessions, uses
-//! [`SharedSessions`] itself, from its application state. The parts share one [`link::RedisLink`]
-//! (the connection, the cluster's health, the instance's id and tag) and none holds another.
+//! `LocalSessions` (the session side's interface too), never through a session actor. The HTTP
+//! edge, which creates, adopts, deletes and resumes sessions, uses [`SharedSessions`] itself,
+//! from its application state: its records ([`SharedSessions::records`]), its event streams
+//! ([`SharedSessions::events`]) and the bus. The parts share one [`link::RedisLink`] (the
+//! connection, the cluster's health, the instance's id and tag) and none holds another.
 //!
 //! Without `--redis` none of this exists. The 2024-11-05 HTTP+SSE transport, whose stream is its
 //! session, stays on the instance that opened it.
@@ -34,26 +36,21 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use actix::Recipient;
-use mcpd::auth::identity::Identity;
 use mcpd::catalog::LiveCatalog;
-use mcpd::context::LogLevel;
 use mcpd::jsonrpc::{ErrorObject, RequestId};
-use mcpd::server::Subscription;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 
 use crate::cluster::health::ClusterHealth;
-use crate::queue::EventSender;
 use crate::session::store::LocalSessions;
 use crate::session::store::{EventLog, RecordCopy, RecordNews, SessionStore};
-use crate::session::Negotiated;
 use crate::tasks::Tasks;
 use bus::{Bus, BusMessage};
 use events::Events;
 pub(crate) use events::ResumeRemote;
 use link::RedisLink;
 pub(crate) use link::Unreachable;
-use record::{Records, SessionRecord};
+use record::Records;
 
 /// Sessions shared through Redis, and the bus. Made by `Cluster::start`; the session registry
 /// holds it as its [`SessionStore`], the HTTP edge as itself.
@@ -97,37 +94,15 @@ impl SharedSessions {
         self.link.number_base()
     }
 
-    /// Writes a new session's record (awaited: the next request may land anywhere).
-    pub(crate) async fn create(
-        &self,
-        session: &str,
-        negotiated: &Negotiated,
-        owner: Option<&Identity>,
-        idle: Duration,
-    ) -> Result<(), Unreachable> {
-        self.records.create(session, negotiated, owner, idle).await
+    /// The session records: create, load (to adopt), `logging/setLevel`, subscriptions and
+    /// DELETE, each also told to every instance's copy where it changes one.
+    pub(crate) fn records(&self) -> &Records {
+        &self.records
     }
 
-    /// The record of a session another instance created; `None` when there is none (ended,
-    /// expired, never existed).
-    pub(crate) async fn load(&self, session: &str) -> Result<Option<SessionRecord>, Unreachable> {
-        self.records.load(session).await
-    }
-
-    /// `logging/setLevel` in a session: recorded, and every instance's copy told.
-    pub(crate) async fn set_level(&self, session: &str, level: LogLevel) -> Result<(), Unreachable> {
-        self.records.set_level(session, level).await
-    }
-
-    /// `resources/(un)subscribe` in a session: recorded, and every instance's copy told.
-    pub(crate) async fn subscription(&self, session: &str, change: &Subscription) -> Result<(), Unreachable> {
-        self.records.subscription(session, change).await
-    }
-
-    /// DELETE: the record goes and every instance ends its copy. Answers whether the record
-    /// was there.
-    pub(crate) async fn delete(&self, session: &str, idle: Duration) -> Result<bool, Unreachable> {
-        self.records.delete(session, idle).await
+    /// The event streams: resuming a stream another instance sent.
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
     }
 
     /// The client's answer to a request this instance does not wait for: the instance that
@@ -142,24 +117,6 @@ impl SharedSessions {
     pub(crate) fn forward_cancel(&self, session: &str, id: &RequestId) {
         self.bus.publish(BusMessage::Cancel { session: session.to_owned(), id: id.clone() });
     }
-
-    /// `GET` + `Last-Event-ID` of a stream this instance does not hold: replayed from Redis
-    /// after `after`, then followed until its last event (or, for a standalone stream, `sender`
-    /// handed back to be attached to this instance's standalone stream). `Ok(None)` when the
-    /// stream is done (or followed).
-    ///
-    /// # Errors
-    /// [`ResumeRemote::Unknown`] when Redis knows no such stream, [`ResumeRemote::Unreachable`]
-    /// when it does not answer.
-    pub(crate) async fn resume(
-        &self,
-        session: &str,
-        stream: u64,
-        after: u64,
-        sender: EventSender,
-    ) -> Result<Option<EventSender>, ResumeRemote> {
-        self.events.resume(session, stream, after, sender).await
-    }
 }
 
 impl SessionStore for SharedSessions {
@@ -167,15 +124,8 @@ impl SessionStore for SharedSessions {
         self.link.number_base()
     }
 
-    fn keep_alive(
-        &self,
-        session: &str,
-        idle: Duration,
-        copy: RecordCopy,
-        news: Recipient<RecordNews>,
-        reconcile: bool,
-    ) {
-        self.records.keep_alive(session, idle, copy, news, reconcile);
+    fn keep_alive(&self, id: &str, idle: Duration, copy: RecordCopy, news: Recipient<RecordNews>, reconcile: bool) {
+        self.records.keep_alive(id, idle, copy, news, reconcile);
     }
 
     fn writer(&self, session: &str, idle: Duration) -> Box<dyn EventLog> {

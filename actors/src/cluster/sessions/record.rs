@@ -87,7 +87,7 @@ fn level_name(level: LogLevel) -> String {
 
 /// The records of the sessions this instance serves.
 #[derive(Debug, Clone)]
-pub(super) struct Records {
+pub(crate) struct Records {
     link: RedisLink,
 }
 
@@ -98,7 +98,7 @@ impl Records {
     }
 
     /// Writes a new session's record (awaited: the next request may land anywhere).
-    pub(super) async fn create(
+    pub(crate) async fn create(
         &self,
         session: &str,
         negotiated: &Negotiated,
@@ -119,7 +119,7 @@ impl Records {
 
     /// The record of a session another instance created; `None` when there is none (ended,
     /// expired, never existed).
-    pub(super) async fn load(&self, session: &str) -> Result<Option<SessionRecord>, Unreachable> {
+    pub(crate) async fn load(&self, session: &str) -> Result<Option<SessionRecord>, Unreachable> {
         if !plausible_id(session) {
             return Ok(None);
         }
@@ -214,14 +214,14 @@ impl Records {
     }
 
     /// `logging/setLevel` in a session: recorded, and every instance's copy told.
-    pub(super) async fn set_level(&self, session: &str, level: LogLevel) -> Result<(), Unreachable> {
+    pub(crate) async fn set_level(&self, session: &str, level: LogLevel) -> Result<(), Unreachable> {
         let mut pipe = redis::pipe();
         pipe.cmd("HSET").arg(record_key(session)).arg("level").arg(level_name(level)).ignore();
         self.record_and_tell(pipe, BusMessage::Level { session: session.to_owned(), level }).await
     }
 
     /// `resources/(un)subscribe` in a session: recorded, and every instance's copy told.
-    pub(super) async fn subscription(&self, session: &str, change: &Subscription) -> Result<(), Unreachable> {
+    pub(crate) async fn subscription(&self, session: &str, change: &Subscription) -> Result<(), Unreachable> {
         let (uri, on) = match change {
             Subscription::Subscribe(uri) => (uri, true),
             Subscription::Unsubscribe(uri) => (uri, false),
@@ -250,7 +250,7 @@ impl Records {
 
     /// DELETE: the record goes (a tombstone stays for the idle time) and every instance ends
     /// its copy. Answers whether the record was there.
-    pub(super) async fn delete(&self, session: &str, idle: Duration) -> Result<bool, Unreachable> {
+    pub(crate) async fn delete(&self, session: &str, idle: Duration) -> Result<bool, Unreachable> {
         if !plausible_id(session) {
             return Ok(false);
         }

@@ -89,44 +89,35 @@ fn ignored(stack: &[Rules], path: &Path, is_dir: bool) -> bool {
     ignore.or(git).or(exclude).unwrap_or(false)
 }
 
+/// What a walk carries down its directories: the ignore rules of the directories it is in, the
+/// deny set it judges entries by, and the visitor.
+struct Descent<'d, 'v> {
+    stack: Vec<Rules>,
+    deny: Snapshot<'d>,
+    visit: &'v mut dyn FnMut(&Found<'_>) -> ControlFlow<()>,
+}
+
 impl Walk<'_> {
     /// Visits every entry under the start (the start itself too when it is a file or below the
     /// root), until the visitor breaks. Directories that cannot be opened (permissions, a swap)
     /// are skipped.
     pub(crate) fn run(&self, visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>) {
-        let mut stack = Vec::new();
-        let deny = self.root.deny().snapshot();
-        let _ = self.directory(self.root.dir(), &Inside::root(), 0, &mut stack, &deny, visit);
+        let mut down = Descent { stack: Vec::new(), deny: self.root.deny().snapshot(), visit };
+        let _ = self.directory(self.root.dir(), &Inside::root(), 0, &mut down);
     }
 
-    fn directory(
-        &self,
-        dir: &Dir,
-        at: &Inside,
-        depth: usize,
-        stack: &mut Vec<Rules>,
-        deny: &Snapshot<'_>,
-        visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
+    fn directory(&self, dir: &Dir, at: &Inside, depth: usize, down: &mut Descent<'_, '_>) -> ControlFlow<()> {
         if self.filters {
-            stack.push(self.rules(dir, at));
+            down.stack.push(self.rules(dir, at));
         }
-        let outcome = self.entries(dir, at, depth, stack, deny, visit);
+        let outcome = self.entries(dir, at, depth, down);
         if self.filters {
-            stack.pop();
+            down.stack.pop();
         }
         outcome
     }
 
-    fn entries(
-        &self,
-        dir: &Dir,
-        at: &Inside,
-        depth: usize,
-        stack: &mut Vec<Rules>,
-        deny: &Snapshot<'_>,
-        visit: &mut dyn FnMut(&Found<'_>) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
+    fn entries(&self, dir: &Dir, at: &Inside, depth: usize, down: &mut Descent<'_, '_>) -> ControlFlow<()> {
         let Ok(listing) = dir.entries() else { return ControlFlow::Continue(()) };
         let mut entries: Vec<(OsString, FileType)> = listing
             .filter_map(|entry| {
@@ -147,7 +138,7 @@ impl Walk<'_> {
             if self.skip_hidden && name.as_encoded_bytes().first() == Some(&b'.') {
                 continue;
             }
-            if ProjectRoot::hides_entry(deny, dir, at, &name, file_type) {
+            if ProjectRoot::hides_entry(&down.deny, dir, at, &name, file_type) {
                 continue;
             }
             let Some(inside) = at.join(&name) else { continue };
@@ -155,16 +146,16 @@ impl Walk<'_> {
             if !under_start && !self.start.starts_with(&inside) {
                 continue;
             }
-            if self.filters && ignored(stack, &self.root.absolute(&inside), file_type.is_dir()) {
+            if self.filters && ignored(&down.stack, &self.root.absolute(&inside), file_type.is_dir()) {
                 continue;
             }
             if under_start {
-                visit(&Found { inside: &inside, name: &name, file_type, parent: dir })?;
+                (down.visit)(&Found { inside: &inside, name: &name, file_type, parent: dir })?;
             }
             if file_type.is_dir() && depth < self.max_depth {
                 // Not following: a directory swapped for a symlink is not entered.
                 if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                    self.directory(&sub, &inside, depth + 1, stack, deny, visit)?;
+                    self.directory(&sub, &inside, depth + 1, down)?;
                 }
             }
         }
