@@ -358,8 +358,8 @@ mod tests {
 
     #[test]
     fn unicode_escapes_join_surrogate_pairs_as_java_writes_them() {
-        // java.util.Properties.store writes U+1F600 as the UTF-16 pair \uD83D\uDE00; each half
-        // used to be read alone, and "D83DDE00" was stored instead.
+        // java.util.Properties.store writes U+1F600 as the UTF-16 pair \uD83D\uDE00: the pair
+        // is one character, and a half alone is U+FFFD.
         let p = Properties::parse("smile=\\uD83D\\uDE00!\nlone=\\uD83D.\nlow=\\uDE00\nbmp=\\u00E9\\u0041\n");
         assert_eq!(p.get("smile"), Some("\u{1F600}!"));
         assert_eq!(p.get("lone"), Some("\u{FFFD}."));

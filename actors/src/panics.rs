@@ -5,8 +5,8 @@
 //! - [`install`] sets the process's panic hook, once. Every panic is counted by the [`Site`]
 //!   it happened in (`mcpd_panics_total{site}` in `/metrics`, from [`counts`]) and its message
 //!   and location are noted for whoever catches it. Inside a site it is logged here, once, as one
-//!   `error` line with its location; outside any site the previous hook reports it as before
-//!   (so tests, and embedders' own panics, look as they always did).
+//!   `error` line with its location; outside any site the hook installed before mcpd's reports
+//!   it (so tests, and embedders' own panics, look as they would without mcpd).
 //! - [`contain`] runs a future as a site: a panic while it is polled becomes `Err(Panic)` for
 //!   that future alone. [`poll`] does it one poll at a time for a future pinned in place (the
 //!   request execution path: no wrapper is moved around), [`catch`] for synchronous work, and

@@ -2,8 +2,8 @@
 //! it is written out.
 //!
 //! A `tools/call` result is a [`CallToolResult`]; turning it into a `serde_json::Value` map (every
-//! key allocated and hashed) only to serialize that map into the response was most of what the
-//! protocol layer spent on a tool call. Transports serialize a [`Reply`] directly
+//! key allocated and hashed) only to serialize that map into the response would be most of what
+//! the protocol layer spends on a tool call. Transports serialize a [`Reply`] directly
 //! ([`super::encode_answer`]); [`Reply::into_value`] gives the same JSON as a value, for a caller
 //! that needs one.
 

@@ -54,7 +54,7 @@ pub(super) fn outcome_of_body(body: &[u8], id: &RequestId, status: u16) -> Resul
 /// left out — without building the result as a JSON value first. Only the usual answer is read
 /// so: a `result` to request `id`, no `error`, every member once and of its type, every content
 /// block one this server knows, and no `resultType` the caller must act on (`input_required`,
-/// `task`). For anything else `None`, and the body is read as before ([`outcome_of_body`], then
+/// `task`). For anything else `None`, and the body is read whole ([`outcome_of_body`], then
 /// `CallResult`), which gives the same result when it is the usual answer.
 pub(super) fn passed_result(body: &[u8], id: &RequestId) -> Option<CallToolResult> {
     #[derive(Deserialize)]

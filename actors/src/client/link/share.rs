@@ -6,11 +6,11 @@
 //! tools and, with OAuth, the current bearer token. The primary link (the `ClientConnection`'s)
 //! publishes those here as they change; a satellite (see `ClientManager`) reads them on each
 //! call. So a gateway's call stays on the worker thread that received it: no hop to the
-//! connection's thread and back, which cost two thread wake-ups per call.
+//! connection's thread and back, which costs two thread wake-ups per call.
 //!
 //! A satellite never negotiates and never authorizes: while the primary's wire is not the
 //! stateless one, or a satellite's request is answered `401` / `403`, the call goes through the
-//! primary instead, which negotiates and runs OAuth as before.
+//! primary instead, which negotiates and runs OAuth.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
