@@ -26,6 +26,7 @@ mod guard;
 mod mcp;
 mod reply;
 mod session;
+mod session_start;
 mod slow_bodies;
 mod state;
 mod stateless;
