@@ -14,6 +14,11 @@ pub(crate) struct Live {
     pub(crate) req_per_s: f64,
     pub(crate) p50_us: u32,
     pub(crate) p99_us: u32,
+    /// Every call answered, the warm-up's included.
+    pub(crate) calls: u64,
+    /// The server's CPU time per call (warm-up included), in microseconds: what the other
+    /// processes of a shared machine change least.
+    pub(crate) cpu_us_per_call: f64,
 }
 
 fn percentile(sorted: &[u32], p: f64) -> u32 {
@@ -44,11 +49,11 @@ pub(crate) async fn measure(port: u16, connections: usize, warmup: f64, seconds:
             let call = call.clone();
             tokio::task::spawn_local(async move {
                 let mut conn = Conn::connect(port).await?;
-                let mut latencies = Vec::new();
+                let (mut latencies, mut calls) = (Vec::new(), 0u64);
                 loop {
                     let sent = Instant::now();
                     if sent >= end {
-                        return Ok::<_, String>(latencies);
+                        return Ok::<_, String>((latencies, calls));
                     }
                     let reply = conn.exchange(&call, br#""text":"hello""#).await?;
                     if reply.status != 200 || !reply.body_ok {
@@ -58,6 +63,7 @@ pub(crate) async fn measure(port: u16, connections: usize, warmup: f64, seconds:
                             reply.excerpt.unwrap_or_default()
                         ));
                     }
+                    calls += 1;
                     if sent >= start {
                         latencies.push(sent.elapsed().as_micros().min(u128::from(u32::MAX)) as u32);
                     }
@@ -65,10 +71,18 @@ pub(crate) async fn measure(port: u16, connections: usize, warmup: f64, seconds:
             })
         })
         .collect();
-    let mut all = Vec::new();
+    let (mut all, mut calls) = (Vec::new(), 0);
     for task in tasks {
-        all.extend(task.await.map_err(|e| format!("a caller panicked: {e}"))??);
+        let (latencies, answered) = task.await.map_err(|e| format!("a caller panicked: {e}"))??;
+        all.extend(latencies);
+        calls += answered;
     }
     all.sort_unstable();
-    Ok(Live { req_per_s: all.len() as f64 / seconds, p50_us: percentile(&all, 50.0), p99_us: percentile(&all, 99.0) })
+    Ok(Live {
+        req_per_s: all.len() as f64 / seconds,
+        p50_us: percentile(&all, 50.0),
+        p99_us: percentile(&all, 99.0),
+        calls,
+        cpu_us_per_call: 0.0,
+    })
 }

@@ -120,9 +120,12 @@ fn run() -> Result<bool, String> {
 }
 
 fn measure(settings: &Settings, server: &child::Server, pinned: bool) -> Result<report::Figures, String> {
-    let live = |what: &str| {
+    let live = |what: &str| -> Result<live::Live, String> {
         eprintln!("sessions: a live session's calls, {what}");
-        block_on(live::measure(server.port, settings.live_connections, 1.0, settings.live_seconds))?
+        let cpu = server.cpu_seconds()?;
+        let mut live = block_on(live::measure(server.port, settings.live_connections, 1.0, settings.live_seconds))??;
+        live.cpu_us_per_call = (server.cpu_seconds()? - cpu) * 1e6 / live.calls.max(1) as f64;
+        Ok(live)
     };
     let live_before = live("with no idle session")?;
     let rss_before = server.rss()?;
@@ -138,12 +141,12 @@ fn measure(settings: &Settings, server: &child::Server, pinned: bool) -> Result<
     {
         bar.set_style(style.progress_chars("=> "));
     }
-    let mut samples = vec![(0, rss_before)];
+    let mut samples = vec![report::Sample { opened: 0, rss: rss_before, cpu: server.cpu_seconds()? }];
     while !opener.is_finished() {
         std::thread::sleep(Duration::from_millis(500));
         let opened = opening.opened.load(Ordering::Relaxed);
         bar.set_position(opened);
-        samples.push((opened, server.rss()?));
+        samples.push(report::Sample { opened, rss: server.rss()?, cpu: server.cpu_seconds()? });
     }
     bar.finish_and_clear();
     opener.join().map_err(|_| "the opening thread panicked")??;
@@ -155,7 +158,7 @@ fn measure(settings: &Settings, server: &child::Server, pinned: bool) -> Result<
     // Let the last answers' buffers settle before the memory and idle readings.
     std::thread::sleep(Duration::from_secs(1));
     let rss_after = server.rss()?;
-    samples.push((sessions, rss_after));
+    samples.push(report::Sample { opened: sessions, rss: rss_after, cpu: server.cpu_seconds()? });
     let cpu_start = server.cpu_seconds()?;
     let idle_start = Instant::now();
     std::thread::sleep(Duration::from_secs_f64(settings.idle_seconds));

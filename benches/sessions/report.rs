@@ -7,6 +7,18 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::live::Live;
+use crate::open::BUCKET;
+
+/// A reading taken while sessions open.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sample {
+    /// Sessions opened so far.
+    pub(crate) opened: u64,
+    /// The server's resident bytes.
+    pub(crate) rss: u64,
+    /// The server's CPU seconds so far.
+    pub(crate) cpu: f64,
+}
 
 /// Every figure of one run.
 pub(crate) struct Figures {
@@ -19,8 +31,8 @@ pub(crate) struct Figures {
     pub(crate) rates: Vec<f64>,
     pub(crate) live_before: Live,
     pub(crate) live_after: Live,
-    /// (sessions held, resident bytes) sampled while opening.
-    pub(crate) samples: Vec<(u64, u64)>,
+    /// Readings taken while opening.
+    pub(crate) samples: Vec<Sample>,
     pub(crate) pinned: bool,
 }
 
@@ -47,8 +59,24 @@ impl Figures {
         Some(last / first)
     }
 
+    /// The server's CPU per session opened (µs) over the first and the last [`BUCKET`] opened:
+    /// what the opening costs the server, whatever else the machine does.
+    pub(crate) fn opening_cpu_us(&self) -> Option<(f64, f64)> {
+        let per_session =
+            |from: &Sample, to: &Sample| (to.cpu - from.cpu) * 1e6 / (to.opened - from.opened).max(1) as f64;
+        let (first, last) = (self.samples.first()?, self.samples.last()?);
+        let early = self.samples.iter().find(|s| s.opened >= BUCKET)?;
+        let late = self.samples.iter().rev().find(|s| s.opened + BUCKET <= last.opened)?;
+        Some((per_session(first, early), per_session(late, last)))
+    }
+
     pub(crate) fn live_ratio(&self) -> f64 {
         self.live_after.req_per_s / self.live_before.req_per_s.max(f64::MIN_POSITIVE)
+    }
+
+    /// The server's CPU per live call with the idle sessions held, over the same with none.
+    pub(crate) fn cpu_ratio(&self) -> f64 {
+        self.live_after.cpu_us_per_call / self.live_before.cpu_us_per_call.max(f64::MIN_POSITIVE)
     }
 
     pub(crate) fn p99_ratio(&self) -> f64 {
@@ -98,16 +126,26 @@ impl Figures {
             if self.pinned { "" } else { "not " }
         );
         println!(
-            "resident memory {:.1} MB before, {:.1} MB after; live session {:.0} req/s p99 {} µs before, {:.0} req/s p99 {} µs after",
+            "resident memory {:.1} MB before, {:.1} MB after; live session {:.0} req/s p99 {} µs {:.1} µs CPU/call \
+             before, {:.0} req/s p99 {} µs {:.1} µs CPU/call after ({:.2}x CPU per call)",
             self.rss_before as f64 / 1e6,
             self.rss_after as f64 / 1e6,
             self.live_before.req_per_s,
             self.live_before.p99_us,
+            self.live_before.cpu_us_per_call,
             self.live_after.req_per_s,
-            self.live_after.p99_us
+            self.live_after.p99_us,
+            self.live_after.cpu_us_per_call,
+            self.cpu_ratio()
         );
         if let (Some(first), Some(last)) = (self.rates.first(), self.rates.last()) {
             println!("opening: first 100k {first:.0}/s, last 100k {last:.0}/s");
+        }
+        if let Some((first, last)) = self.opening_cpu_us() {
+            println!(
+                "server CPU per session opened: first 100k {first:.1} µs, last 100k {last:.1} µs ({:.2}x)",
+                last / first
+            );
         }
         println!("\n| figure | value | target | met |\n|---|---:|---|---|");
         for row in self.rows() {
@@ -116,7 +154,7 @@ impl Figures {
     }
 
     pub(crate) fn to_json(&self) -> Value {
-        let live = |l: &Live| json!({"reqPerS": l.req_per_s, "p50Us": l.p50_us, "p99Us": l.p99_us});
+        let live = |l: &Live| json!({"reqPerS": l.req_per_s, "p50Us": l.p50_us, "p99Us": l.p99_us, "cpuUsPerCall": l.cpu_us_per_call});
         json!({
             "sessions": self.sessions,
             "pinned": self.pinned,
@@ -127,10 +165,12 @@ impl Figures {
             "idleCpuPercent": self.idle_cpu_percent(),
             "openingRatesPerBucket": self.rates,
             "openingRatio": self.opening_ratio(),
+            "openingCpuUsFirstLast": self.opening_cpu_us(),
             "liveBefore": live(&self.live_before),
             "liveAfter": live(&self.live_after),
             "liveRatio": self.live_ratio(),
             "p99Ratio": self.p99_ratio(),
+            "cpuPerCallRatio": self.cpu_ratio(),
             "targetsMet": self.rows().iter().all(|r| r.met),
         })
     }
@@ -143,7 +183,7 @@ impl Figures {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let x_max = self.sessions.max(1) as f64;
         let mb = |b: u64| b as f64 / 1e6;
-        let rss_max = self.samples.iter().map(|s| mb(s.1)).fold(mb(self.rss_after), f64::max) * 1.1;
+        let rss_max = self.samples.iter().map(|s| mb(s.rss)).fold(mb(self.rss_after), f64::max) * 1.1;
         let rate_max = self.rates.iter().copied().fold(1.0, f64::max) * 1.1;
         let caption = format!(
             "mcpd: {} idle sessions, {:.0} B each, {:.2}% CPU idle",
@@ -171,13 +211,13 @@ impl Figures {
         let blue = RGBColor(52, 101, 164);
         chart
             .draw_series(std::iter::once(PathElement::new(
-                self.samples.iter().map(|&(n, rss)| (n as f64, mb(rss))).collect::<Vec<_>>(),
+                self.samples.iter().map(|s| (s.opened as f64, mb(s.rss))).collect::<Vec<_>>(),
                 blue.stroke_width(2),
             )))
             .map_err(|e| e.to_string())?
             .label("resident memory")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2)));
-        let bucket = crate::open::BUCKET as f64;
+        let bucket = BUCKET as f64;
         let orange = RGBColor(245, 121, 0);
         let rates = self.rates.iter().enumerate().map(|(i, &r)| ((i as f64 + 0.5) * bucket, r));
         chart
