@@ -166,6 +166,7 @@ impl Figures {
             "openingRatesPerBucket": self.rates,
             "openingRatio": self.opening_ratio(),
             "openingCpuUsFirstLast": self.opening_cpu_us(),
+            "samples": self.samples.iter().map(|s| json!([s.opened, s.rss, s.cpu])).collect::<Vec<_>>(),
             "liveBefore": live(&self.live_before),
             "liveAfter": live(&self.live_after),
             "liveRatio": self.live_ratio(),
