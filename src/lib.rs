@@ -49,6 +49,7 @@ pub mod model;
 pub mod mrtr;
 pub mod server;
 pub mod tasks;
+pub mod telemetry;
 mod timestamp;
 pub mod version;
 
