@@ -84,6 +84,7 @@ mod status;
 pub mod stdio;
 mod supervisor;
 mod tasks;
+pub mod telemetry;
 mod tool_executor;
 pub mod tools;
 
