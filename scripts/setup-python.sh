@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Idempotently create a Python venv with the official MCP SDK (mcp==2.3.0) for the
 # interop tests (actors/tests/interop/py_client.py, py_session_client.py) and the reference
-# Prometheus/OpenMetrics parser (prometheus-client, actors/tests/interop/parse_metrics.py).
+# Prometheus/OpenMetrics parser (prometheus-client, actors/tests/interop/parse_metrics.py) and the
+# official OTLP protobuf definitions (opentelemetry-proto, actors/tests/interop/otlp_receiver.py).
 # Prints the venv's python path as the last line of stdout.
 # Venv location: ${MCPD_CACHE:-<repo>/.cache}/venv.
 set -euo pipefail
 
 MCP_VERSION="2.3.0"
 PROMETHEUS_CLIENT_VERSION="0.26.0"
+OTEL_PROTO_VERSION="1.45.2"
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${MCPD_CACHE:-$REPO/.cache}"
 VENV="$CACHE/venv"
@@ -17,7 +19,9 @@ have_deps() {
     [ -x "$PY" ] && "$PY" -c "
 import importlib.metadata as m, sys
 import mcp, mcp.client, prometheus_client.parser, prometheus_client.openmetrics.parser
-sys.exit(m.version('mcp') != '$MCP_VERSION' or m.version('prometheus-client') != '$PROMETHEUS_CLIENT_VERSION')
+import opentelemetry.proto.collector.trace.v1.trace_service_pb2
+sys.exit(m.version('mcp') != '$MCP_VERSION' or m.version('prometheus-client') != '$PROMETHEUS_CLIENT_VERSION'
+         or m.version('opentelemetry-proto') != '$OTEL_PROTO_VERSION')
 " >/dev/null 2>&1
 }
 
@@ -37,9 +41,10 @@ if ! have_deps; then
         "${PYTHON:-python3}" -m venv "$VENV" >&2
     fi
     "$PY" -m pip install --quiet --disable-pip-version-check \
-        "mcp==$MCP_VERSION" "prometheus-client==$PROMETHEUS_CLIENT_VERSION" >&2
+        "mcp==$MCP_VERSION" "prometheus-client==$PROMETHEUS_CLIENT_VERSION" \
+        "opentelemetry-proto==$OTEL_PROTO_VERSION" >&2
     have_deps || {
-        echo "setup-python.sh: mcp==$MCP_VERSION or prometheus-client==$PROMETHEUS_CLIENT_VERSION not importable after install" >&2
+        echo "setup-python.sh: mcp==$MCP_VERSION, prometheus-client==$PROMETHEUS_CLIENT_VERSION or opentelemetry-proto==$OTEL_PROTO_VERSION not importable after install" >&2
         exit 1
     }
 fi

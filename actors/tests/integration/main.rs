@@ -64,3 +64,4 @@ mod sessions;
 mod sessions_interop;
 mod stdio;
 mod tasks;
+mod telemetry;
