@@ -58,6 +58,11 @@ pub(crate) struct ServeArgs {
     /// (`redis.keyRotationSecs`; default 86400, at least 60).
     #[arg(long = "redis-key-rotation", value_name = "SECS")]
     pub(crate) redis_key_rotation: Option<u64>,
+    /// Export OpenTelemetry traces and metrics over OTLP/HTTP to the collector at this base URL
+    /// (`otlpEndpoint`; as `OTEL_EXPORTER_OTLP_ENDPOINT`, which it stands for: the other
+    /// `OTEL_*` variables apply). Off unless an endpoint is configured.
+    #[arg(long = "otlp-endpoint", value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
     /// Server name reported to clients.
     #[arg(short = 'n', long)]
     pub(crate) name: Option<String>,

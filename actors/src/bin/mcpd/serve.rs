@@ -36,11 +36,17 @@ pub(crate) fn run(args: ServeArgs) -> Result<(), Fatal> {
             "--session needs --port: sessions are an HTTP feature (stdio is one session already)",
         ));
     }
+    if let Some(config) = &settings.telemetry {
+        mcpd_actors::telemetry::init(config).map_err(|e| Fatal::runtime(e.to_string()))?;
+    }
     let system = actix_rt::System::new();
-    match args.port {
+    let served = match args.port {
         None => system.block_on(stdio(settings)),
         Some(_) => system.block_on(http(settings, args.session)),
-    }
+    };
+    // stdin closed, SIGTERM or Ctrl-C: what is queued goes out, within a bounded wait.
+    mcpd_actors::telemetry::shutdown();
+    served
 }
 
 async fn stdio(settings: Settings) -> Result<(), Fatal> {

@@ -13,6 +13,7 @@ use mcpd::catalog::LiveCatalog;
 use mcpd::config::{Properties, ToolFilter};
 use mcpd::model::Implementation;
 use mcpd::server::TaskOptions;
+use mcpd::telemetry::{EndpointSetting, TelemetryConfig};
 use mcpd::{McpServer, ServerOptions};
 use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
@@ -72,6 +73,9 @@ pub(crate) struct Settings {
     pub(crate) resources: (ResourceCounts, Arc<FileWatch>),
     /// Cluster mode's Redis URL (`--redis` / `redis`) and settings.
     pub(crate) redis: Option<mcpd_actors::cluster::ClusterConfig>,
+    /// OpenTelemetry export (`--otlp-endpoint` / `otlpEndpoint` and the `OTEL_*` variables);
+    /// `None`: off.
+    pub(crate) telemetry: Option<TelemetryConfig>,
     /// The project directory as the tools and resources reach it (its deny set's own files
     /// are updated on reload).
     pub(crate) root: ProjectRoot,
@@ -192,6 +196,10 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         }
         config
     });
+    // `--otlp-endpoint`, else `otlpEndpoint`, stands for OTEL_EXPORTER_OTLP_ENDPOINT.
+    let otlp = EndpointSetting::pick(args.otlp_endpoint.as_deref(), props.get("otlpEndpoint"));
+    let telemetry =
+        TelemetryConfig::read(|name| std::env::var(name).ok(), otlp.as_ref()).map_err(|e| usage(e.to_string()))?;
     let own = OwnFiles {
         properties: props_file.into_iter().chain(args.settings.clone()).collect(),
         servers: servers_file.clone(),
@@ -283,6 +291,7 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
         project_dir,
         resources,
         redis,
+        telemetry,
         root,
         reach: project_reach,
     })
