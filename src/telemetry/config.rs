@@ -174,7 +174,10 @@ impl TelemetryConfig {
                 return check_url(own, url.trim()).map(Some);
             }
             match &base {
-                Some((url, source)) => check_url(source, &join(url.trim(), path)).map(Some),
+                Some((url, source)) => {
+                    check_url(source, url.trim())?;
+                    check_url(source, &join(url.trim(), path)).map(Some)
+                }
                 None => Ok(None),
             }
         };
@@ -471,7 +474,7 @@ mod tests {
         let base = (ENDPOINT, "http://a:1");
         assert_eq!(
             fails(&[(ENDPOINT, "ftp://a:1")]),
-            "OTEL_EXPORTER_OTLP_ENDPOINT: `ftp://a:1/v1/traces` is not an http:// or https:// URL"
+            "OTEL_EXPORTER_OTLP_ENDPOINT: `ftp://a:1` is not an http:// or https:// URL"
         );
         assert!(
             fails(&[(TRACES_ENDPOINT, "nope")]).starts_with("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `nope` is not a URL")
