@@ -110,34 +110,36 @@ fn request_id(id: &RequestId) -> String {
     }
 }
 
-/// The attributes the conventions give an operation.
-fn attributes(op: &Operation<'_>, peer: Option<&Peer<'_>>) -> Vec<KeyValue> {
-    let mut out = Vec::with_capacity(10);
-    out.push(KeyValue::new(semconv::MCP_METHOD_NAME, method_name(op.method)));
+/// The most attributes a span gets from [`set_attributes`] and [`OperationSpan::fail`].
+const ATTRIBUTES: usize = 13;
+
+/// Sets the attributes the conventions give an operation.
+fn set_attributes(span: &mut opentelemetry_sdk::trace::Span, op: &Operation<'_>, peer: Option<&Peer<'_>>) {
+    let mut out = |kv: KeyValue| span.set_attribute(kv);
+    out(KeyValue::new(semconv::MCP_METHOD_NAME, method_name(op.method)));
     if let (Some(kind), Some(target)) = (semconv::target_kind(op.method), op.target) {
-        out.push(KeyValue::new(kind, target.to_owned()));
+        out(KeyValue::new(kind, target.to_owned()));
         if kind == semconv::GEN_AI_TOOL_NAME {
-            out.push(KeyValue::new(semconv::GEN_AI_OPERATION_NAME, semconv::EXECUTE_TOOL));
+            out(KeyValue::new(semconv::GEN_AI_OPERATION_NAME, semconv::EXECUTE_TOOL));
         }
     }
     if let Some(uri) = op.resource_uri {
-        out.push(KeyValue::new(semconv::MCP_RESOURCE_URI, uri.to_owned()));
+        out(KeyValue::new(semconv::MCP_RESOURCE_URI, uri.to_owned()));
     }
     if let Some(id) = op.request_id {
-        out.push(KeyValue::new(semconv::JSONRPC_REQUEST_ID, request_id(id)));
+        out(KeyValue::new(semconv::JSONRPC_REQUEST_ID, request_id(id)));
     }
     if let Some(version) = op.protocol_version {
-        out.push(KeyValue::new(semconv::MCP_PROTOCOL_VERSION, version.to_owned()));
+        out(KeyValue::new(semconv::MCP_PROTOCOL_VERSION, version.to_owned()));
     }
     if let Some(session) = op.session_id {
-        out.push(KeyValue::new(semconv::MCP_SESSION_ID, session.to_owned()));
+        out(KeyValue::new(semconv::MCP_SESSION_ID, session.to_owned()));
     }
-    out.push(KeyValue::new(semconv::NETWORK_TRANSPORT, op.transport.as_str()));
+    out(KeyValue::new(semconv::NETWORK_TRANSPORT, op.transport.as_str()));
     if let Some(peer) = peer {
-        out.push(KeyValue::new(semconv::SERVER_ADDRESS, peer.address.to_owned()));
-        out.push(KeyValue::new(semconv::SERVER_PORT, i64::from(peer.port)));
+        out(KeyValue::new(semconv::SERVER_ADDRESS, peer.address.to_owned()));
+        out(KeyValue::new(semconv::SERVER_PORT, i64::from(peer.port)));
     }
-    out
 }
 
 impl Telemetry {
@@ -176,7 +178,10 @@ impl Telemetry {
         link: Option<SpanContext>,
     ) -> OperationSpan {
         let Some(tracer) = &self.tracer else { return OperationSpan::disabled() };
-        let mut builder = tracer.span_builder(method_name(op.method)).with_kind(kind);
+        // Room for the attributes, set once the span is known to be recorded (the SDK keeps
+        // this vector as the span's): no growth while they are added.
+        let mut builder =
+            tracer.span_builder(method_name(op.method)).with_kind(kind).with_attributes(Vec::with_capacity(ATTRIBUTES));
         if let Some(link) = link {
             builder = builder.with_links(vec![Link::with_context(link)]);
         }
@@ -186,7 +191,7 @@ impl Telemetry {
             if target.is_some() {
                 span.update_name(semconv::span_name(op.method, target));
             }
-            span.set_attributes(attributes(op, peer));
+            set_attributes(&mut span, op, peer);
         }
         OperationSpan { cx: Some(parent.with_span(span)) }
     }

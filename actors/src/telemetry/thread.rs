@@ -142,9 +142,10 @@ impl Sender {
 
     async fn export_queued(&mut self, deadline: Option<Instant>) {
         self.export.queue.take_into(&mut self.batch);
-        while !self.batch.is_empty() {
-            let n = self.batch.len().min(self.export.max_batch);
-            let sent = self.send(n);
+        let mut start = 0;
+        while start < self.batch.len() {
+            let n = (self.batch.len() - start).min(self.export.max_batch);
+            let sent = self.send(start, n);
             let outcome = match deadline {
                 Some(deadline) => tokio::time::timeout_at(deadline.into(), sent)
                     .await
@@ -157,13 +158,14 @@ impl Sender {
             };
             SpanCounters::add(counter, n);
             self.note(outcome);
-            self.batch.drain(..n);
+            start += n;
         }
+        self.batch.clear();
     }
 
-    /// Sends the first `n` spans of the batch.
-    fn send(&self, n: usize) -> impl std::future::Future<Output = Result<(), String>> + '_ {
-        let spans = &self.batch[..n];
+    /// Sends `n` spans of the batch from `start`.
+    fn send(&self, start: usize, n: usize) -> impl std::future::Future<Output = Result<(), String>> + '_ {
+        let spans = &self.batch[start..start + n];
         let json = match (&self.export.protocol, &self.export.json) {
             (Protocol::Json, Some(exporter)) => Some(exporter.export(spans.to_vec())),
             _ => None,
