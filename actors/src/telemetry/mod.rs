@@ -2,10 +2,10 @@
 //!
 //! The configuration (`mcpd::telemetry::TelemetryConfig`, read from the standard `OTEL_*`
 //! variables and `--otlp-endpoint`) starts a [`Telemetry`] pipeline: the SDK's tracer with the
-//! configured sampler and resource, whose finished spans go into a bounded queue
-//! ([`queue`](self)) that one thread of its own drains, writing protobuf bodies itself
-//! (`encode`) and posting them with awc (`transport`); the SDK's meters with the conventions'
-//! histograms, exported by the OTLP crate through the same thread. The request path only
+//! configured sampler and resource, whose finished spans go into a bounded queue (`queue`) that
+//! one thread of its own (`thread`) drains, writing protobuf bodies itself (`encode`) and posting
+//! them with awc (`transport`); the SDK's meters with the conventions' histograms (`meters`),
+//! exported by the OTLP crate through the same thread. The request path only
 //! builds spans and pushes them: a dead or slow collector costs dropped spans, counted in
 //! [`SpanCounts`], never memory or latency. [`shutdown`] exports what is left within
 //! [`SHUTDOWN_LIMIT`].
