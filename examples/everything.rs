@@ -738,7 +738,21 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    actix_rt::System::new().block_on(async move {
+    // Telemetry as `mcpd serve` reads it: the standard `OTEL_*` variables.
+    match mcpd::telemetry::TelemetryConfig::read(|name| std::env::var(name).ok(), None) {
+        Ok(None) => {}
+        Ok(Some(config)) => {
+            if let Err(e) = mcpd_actors::telemetry::init(&config) {
+                eprintln!("everything: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+        Err(e) => {
+            eprintln!("everything: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    }
+    let code = actix_rt::System::new().block_on(async move {
         let slot = Arc::new(OnceLock::new());
         let live = Arc::new(LiveCatalog::new(catalog(slot.clone())));
         let _ = slot.set(Arc::downgrade(&live));
@@ -788,5 +802,7 @@ fn main() -> std::process::ExitCode {
             cluster.stop().await;
         }
         std::process::ExitCode::SUCCESS
-    })
+    });
+    mcpd_actors::telemetry::shutdown();
+    code
 }

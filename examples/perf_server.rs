@@ -8,6 +8,9 @@
 //! With `MCPD_PERF_ISSUER=URL` the `http` server is an OAuth resource server trusting that issuer
 //! (resource `http://127.0.0.1:PORT/mcp`): every request needs a bearer token of it
 //! (`scripts/perf/drive.py` sends `MCPD_PERF_TOKEN`), to measure what token checks cost.
+//!
+//! Telemetry is configured by the standard `OTEL_*` variables, as `mcpd serve` reads them
+//! (`OTEL_EXPORTER_OTLP_ENDPOINT` set: spans and metrics exported), to measure what it costs.
 
 #![allow(clippy::print_stdout, reason = "an example reports on standard output")]
 
@@ -24,6 +27,11 @@ fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "http".into());
     let port: u16 = args.next().and_then(|p| p.parse().ok()).unwrap_or(8900);
+    let telemetry = mcpd::telemetry::TelemetryConfig::read(|name| std::env::var(name).ok(), None)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    if let Some(config) = telemetry {
+        mcpd_actors::telemetry::init(&config).map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
     actix_rt::System::new().block_on(async move {
         match mode.as_str() {
             "bare" => {

@@ -86,6 +86,7 @@ fn main() {
         let op = Operation {
             method: "tools/call",
             target: Some("echo"),
+            target_listed: true,
             request_id: Some(id),
             protocol_version: Some("2026-07-28"),
             transport: Transport::Tcp,

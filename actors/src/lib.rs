@@ -77,6 +77,7 @@ pub mod panics;
 mod queue;
 pub mod reload;
 mod runtime;
+mod served;
 mod session;
 mod shares;
 mod sse;

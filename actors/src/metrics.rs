@@ -26,6 +26,9 @@
 //! | `mcpd_client_calls_total` | `client`, `outcome` | with `--access`: `tools/call` per access-file client (`-`: every other caller) by outcome (`ok`, `error`, `denied`, `limited`) |
 //! | `mcpd_remote_call_seconds` | `server` | with a gateway: time of each call to a remote, per remote (histogram, 0.5 ms … 30 s) |
 //! | `mcpd_remote_errors_total` | `server`, `kind` | with a gateway: failed remote calls by kind (`timeout`, `connect`, `http`, `protocol`, `rpc`, `auth`, `tool`, `cancelled`, `other`) |
+//! | `mcp_server_operation_duration_seconds`, `mcp_client_operation_duration_seconds` | `mcp_method_name`, `gen_ai_tool_name`, `gen_ai_prompt_name`, `gen_ai_operation_name`, `mcp_protocol_version`, `network_transport`, `error_type`, `rpc_response_status_code` | the MCP conventions' operation durations (histograms, 0.01 s … 300 s; the same as exported over OTLP) |
+//! | `mcp_server_session_duration_seconds`, `mcp_client_session_duration_seconds` | `mcp_protocol_version`, `network_transport`, `error_type` | the conventions' session durations |
+//! | `mcpd_otlp_spans_total` | `outcome` | with telemetry on: finished spans `exported`, dropped (`queue_full`), lost (`export_failed`) |
 //!
 //! Label values are bounded: methods outside the protocol's set are counted as `other`, and
 //! tools are labelled only when the catalog has them.
@@ -390,6 +393,7 @@ impl Metrics {
         let extra = ExtraGauges(extra);
         let more = Arc::new(RwLock::new(Vec::new()));
         registry.register_collector(Box::new(MoreCollectors(more.clone())));
+        registry.register_collector(Box::new(crate::telemetry::DurationsCollector));
         Metrics {
             registry,
             requests,

@@ -26,6 +26,8 @@ use tokio::task::JoinSet;
 use crate::config::Limits;
 use crate::counts::{ActorCounts, EdgeCounters};
 use crate::queue::{Label, Outbox};
+use crate::served::{Served, Serving};
+use crate::telemetry::{Side, Transport};
 use crate::tool_executor::{route_notification, run, StopToolExecutor, ToolExecutor};
 
 /// Writes notifications for tools to stdout, through the single writer.
@@ -50,6 +52,11 @@ struct Connection {
 }
 
 impl Connection {
+    /// Where its messages are served (for their spans).
+    fn served(&self) -> Served<'static> {
+        Served { version: self.version, session: None, transport: Transport::Pipe }
+    }
+
     fn scope(&self) -> Scope {
         Scope {
             version: self.version.unwrap_or(ProtocolVersion::HTTP_DEFAULT),
@@ -153,6 +160,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + 'static,
 {
+    let opened = std::time::Instant::now();
     let metrics = Arc::new(crate::metrics::Metrics::standalone(counts.clone()));
     let (out, mut out_rx) = Outbox::new(limits.max_queued_messages, Label::Stdout, metrics.edge().clone());
     let out = Arc::new(out);
@@ -177,7 +185,7 @@ where
         server.install_tasks(Arc::new(tasks.clone()));
         tasks
     });
-    let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).start();
+    let executor = ToolExecutor::new(server.clone(), limits.tool_timeout, counts, metrics).over_pipe().start();
     let interest = Arc::new(Mutex::new(Interest::every_list()));
     let mut connection = Connection {
         version: None,
@@ -225,6 +233,16 @@ where
     if let Some(tasks) = own_tasks {
         tasks.stop();
     }
+    // The connection is the session: it ends with the input.
+    let version = connection.version.map(ProtocolVersion::as_str);
+    let failure = result.is_err().then_some(mcpd::telemetry::semconv::Failure::Other);
+    crate::telemetry::record_session_duration(
+        Side::Server,
+        version,
+        Transport::Pipe,
+        failure,
+        opened.elapsed().as_secs_f64(),
+    );
     drop(connection);
     drop(out);
     let _ = writer.await;
@@ -313,6 +331,7 @@ fn handle_message(
     let request = match message {
         Message::Request(request) => request,
         Message::Notification(notification) => {
+            crate::served::notification(&notification, connection.served(), None);
             route_notification(executor, &notification);
             return None;
         }
@@ -333,28 +352,36 @@ fn handle_message(
         };
     }
     let method = Method::parse(&request.method);
+    // What the transport answers itself gets its span here; the rest, in the executor.
+    let edge = || Serving::start(&request, connection.served());
     if let Some(change) = Subscription::requested(method, request.params.as_ref()) {
+        let serving = edge();
         let outcome = change.map(|change| {
             let catalog = server.live_catalog();
             connection.interest.lock().unwrap_or_else(PoisonError::into_inner).apply_counted(change, catalog);
             json!({})
         });
+        serving.finish_edge(method.wire_name().unwrap_or_default(), &outcome);
         return ready(Era::Stateful, outcome);
     }
     match method {
         Method::Initialize => {
+            let serving = edge();
             let outcome = server.initialize(request.params.as_ref()).map(|handshake| {
                 connection.version = Some(handshake.version);
                 connection.client_capabilities = Some(handshake.client_capabilities);
                 handshake.result
             });
+            serving.finish_edge("initialize", &outcome);
             ready(Era::Stateful, outcome)
         }
         Method::SetLogLevel => {
+            let serving = edge();
             let outcome = set_level_param(request.params.as_ref()).map(|level| {
                 connection.log_level = Some(level);
                 json!({})
             });
+            serving.finish_edge("logging/setLevel", &outcome);
             ready(Era::Stateful, outcome)
         }
         _ => Some(answer(executor, request, connection.scope())),

@@ -38,7 +38,12 @@ use mcpd::ProtocolError;
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc};
 
+use mcpd::telemetry::semconv::Failure;
+use opentelemetry::trace::SpanKind;
+use opentelemetry::KeyValue;
+
 use crate::counts::{ActorCounts, ActorKind};
+use crate::telemetry::{self, OperationSpan};
 
 /// Answers delivered to one task that it has not read yet (each `tasks/update` that accepted
 /// something is one message; a round has at most as many as it asked requests).
@@ -240,7 +245,12 @@ impl TaskService for Tasks {
             };
             let (tx, rx) = mpsc::channel(INPUT_QUEUE);
             inner.inputs().insert(task.task_id.clone(), tx);
+            let span = task_span(&task.task_id);
             let driver = drive(inner.clone(), task.task_id.clone(), first, rerun, context, rx);
+            let driver = async move {
+                span.scope(driver).await;
+                span.end();
+            };
             inner.runner.do_send(Adopt { task_id: task.task_id.clone(), work: Box::pin(driver) });
             TaskCallOutcome::Task(CreateTaskResult::new(task))
         })
@@ -257,10 +267,12 @@ impl TaskService for Tasks {
             match method {
                 Method::TasksGet => {
                     let TaskIdParams { task_id } = TaskIdParams::parse(mcpd::tasks::GET, params.as_ref())?;
+                    telemetry::links::link_task(&task_id);
                     Ok(inner.store.get(&owner, &task_id).await?.to_get_result())
                 }
                 Method::TasksUpdate => {
                     let UpdateTaskParams { task_id, input_responses } = UpdateTaskParams::parse(params.as_ref())?;
+                    telemetry::links::link_task(&task_id);
                     let answered = inner.store.answer(&owner, &task_id, input_responses).await?;
                     if !answered.accepted.is_empty() {
                         if !deliver(&inner.inputs, &task_id, answered.accepted) {
@@ -272,6 +284,7 @@ impl TaskService for Tasks {
                 }
                 Method::TasksCancel => {
                     let TaskIdParams { task_id } = TaskIdParams::parse(mcpd::tasks::CANCEL, params.as_ref())?;
+                    telemetry::links::link_task(&task_id);
                     if let Some(task) = inner.store.cancel(&owner, &task_id).await? {
                         inner.runner.do_send(Abort { task_id: task_id.clone() });
                         inner.inputs().remove(&task_id);
@@ -282,6 +295,31 @@ impl TaskService for Tasks {
                 _ => Err(ProtocolError::MethodNotFound { method: method.wire_name().unwrap_or_default().into() }),
             }
         })
+    }
+}
+
+/// The span of a task's life (INTERNAL, `task`, `mcp.task.id`), a child of the call that
+/// became the task (which is given the task's id too); its polls link to it.
+fn task_span(task_id: &str) -> OperationSpan {
+    OperationSpan::current().set_attribute(TASK_ID, || task_id.to_owned().into());
+    let span = telemetry::child_span(SpanKind::Internal, "task", || vec![KeyValue::new(TASK_ID, task_id.to_owned())]);
+    telemetry::links::remember_task(task_id, &span);
+    span
+}
+
+/// `mcp.task.id`.
+const TASK_ID: &str = "mcp.task.id";
+
+/// Notes how the task ended on its span (the current one while its driver runs).
+fn note_end(update: &TaskUpdate) {
+    let span = OperationSpan::current();
+    match update {
+        TaskUpdate::Completed { .. } => span.set_attribute("mcp.task.status", || "completed".into()),
+        TaskUpdate::Failed { message, .. } => {
+            span.set_attribute("mcp.task.status", || "failed".into());
+            span.fail(Failure::Other, message);
+        }
+        _ => {}
     }
 }
 
@@ -312,7 +350,10 @@ async fn drive(
     let mut work = first;
     for _ in 0..=MAX_INPUT_ROUNDS {
         let (requests, state) = match TaskStep::after(work.await, &context) {
-            TaskStep::Done(update) => return inner.apply(&task_id, update).await,
+            TaskStep::Done(update) => {
+                note_end(&update);
+                return inner.apply(&task_id, update).await;
+            }
             TaskStep::Input { requests, state } => (requests, state),
         };
         let requests = keys.issue_all(requests);

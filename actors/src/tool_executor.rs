@@ -6,11 +6,13 @@
 //! means is the core's ([`McpServer::execute`]); this module supplies the timer and the metrics.
 //! The stateless HTTP path calls [`execute`] directly and creates no actor at all. Every
 //! execution is contained ([`crate::panics`]): a panic in it is that request's `-32603` error.
+//! [`execute`] is also where every wire's requests get their SERVER span ([`crate::served`]),
+//! current while the handler runs, so what the handler does (a gateway's call) is its child.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt as _, Addr, Context, Handler, Message, ResponseActFuture, WrapFuture as _};
 use futures_util::future::{AbortHandle, Abortable};
@@ -22,8 +24,11 @@ use mcpd::{McpServer, ProtocolError};
 use crate::counts::{ActorCounts, ActorKind};
 use crate::metrics::{Metrics, Outcome};
 use crate::panics::{self, Site};
+use crate::served::{Served, Serving};
+use crate::telemetry::Transport;
 
-/// Serves one request under the time limit and records it in the metrics.
+/// Serves one request under the time limit and records it in the metrics and telemetry
+/// (`transport`: the wire it came over).
 ///
 /// # Errors
 /// The request's [`ProtocolError`] (`-32603` when a request other than `tools/call` runs out
@@ -34,19 +39,36 @@ pub(crate) async fn execute(
     request: Request,
     scope: Scope,
     limit: Duration,
+    transport: Transport,
 ) -> Result<Reply, ProtocolError> {
-    let started = Instant::now();
+    let served = Served { version: Some(scope.version), session: scope.session_id.as_deref(), transport };
+    let serving = Serving::start(&request, served);
+    let started = serving.started();
     let method = Method::parse(&request.method);
-    let mut work = std::pin::pin!(server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))));
+    // A prompt names the span and the histogram only when the catalog has it.
+    let prompt = (method == Method::PromptsGet)
+        .then(|| request.params.as_ref().and_then(|p| p.get("name")).and_then(serde_json::Value::as_str))
+        .flatten()
+        .filter(|name| server.catalog().prompt(name).is_some())
+        .map(str::to_owned);
+    let label = method.wire_name().unwrap_or(mcpd::telemetry::semconv::OTHER_ERROR);
+    let work =
+        serving.span().scope(server.execute(request, &scope, TimeLimit::new(limit, actix_rt::time::sleep(limit))));
+    let mut work = std::pin::pin!(work);
     match std::future::poll_fn(|cx| panics::poll(Site::Request, work.as_mut(), cx)).await {
         Ok(execution) => {
             metrics.execution(&execution, started.elapsed());
             metrics.client_call(scope.access.as_deref(), &execution);
+            let target = execution.tool.as_ref().map(|tool| tool.name.as_str()).or(prompt.as_deref());
+            serving.finish(label, target, execution.outcome.as_ref());
             execution.outcome
         }
         Err(_logged_by_the_hook) => {
             metrics.request(method, Outcome::Error, started.elapsed());
-            Err(ProtocolError::Internal("the server failed on a bug while handling this request (it is logged)".into()))
+            let error =
+                ProtocolError::Internal("the server failed on a bug while handling this request (it is logged)".into());
+            serving.finish(label, None, Err(&error));
+            Err(error)
         }
     }
 }
@@ -80,17 +102,25 @@ pub(crate) struct ToolExecutor {
     in_flight: HashMap<RequestId, AbortHandle>,
     counts: Arc<ActorCounts>,
     metrics: Arc<Metrics>,
+    transport: Transport,
 }
 
 impl ToolExecutor {
-    /// An executor over `server` with a per-request time limit.
+    /// An executor over `server` with a per-request time limit, for requests over HTTP.
     pub(crate) fn new(
         server: Arc<McpServer>,
         limit: Duration,
         counts: Arc<ActorCounts>,
         metrics: Arc<Metrics>,
     ) -> Self {
-        ToolExecutor { server, limit, in_flight: HashMap::new(), counts, metrics }
+        ToolExecutor { server, limit, in_flight: HashMap::new(), counts, metrics, transport: Transport::Tcp }
+    }
+
+    /// The same, for requests over stdio (`network.transport = pipe`).
+    #[must_use]
+    pub(crate) fn over_pipe(mut self) -> Self {
+        self.transport = Transport::Pipe;
+        self
     }
 }
 
@@ -130,8 +160,8 @@ impl Handler<Execute> for ToolExecutor {
         self.in_flight.insert(id.clone(), abort);
         let server = self.server.clone();
         let metrics = self.metrics.clone();
-        let limit = self.limit;
-        let work = async move { execute(&server, &metrics, msg.request, msg.scope, limit).await };
+        let (limit, transport) = (self.limit, self.transport);
+        let work = async move { execute(&server, &metrics, msg.request, msg.scope, limit, transport).await };
         Box::pin(Abortable::new(work, registration).into_actor(self).map(move |outcome, act, _| {
             act.in_flight.remove(&id);
             outcome.ok()

@@ -25,6 +25,30 @@ use crate::model::meta_keys;
 pub const TRACEPARENT: &str = "traceparent";
 /// See [`TRACEPARENT`].
 pub const TRACESTATE: &str = "tracestate";
+/// The W3C baggage key a request's `_meta` may carry.
+pub const BAGGAGE: &str = "baggage";
+
+/// A W3C trace context as one carrier held it (a request's HTTP headers), as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `traceparent`.
+    pub traceparent: String,
+    /// `tracestate`.
+    pub tracestate: Option<String>,
+    /// `baggage`.
+    pub baggage: Option<String>,
+}
+
+/// The W3C trace context members of a request's own `_meta` (each a string, else absent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TraceMembers<'a> {
+    /// `traceparent`.
+    pub traceparent: Option<&'a str>,
+    /// `tracestate`.
+    pub tracestate: Option<&'a str>,
+    /// `baggage`.
+    pub baggage: Option<&'a str>,
+}
 
 /// A request's `_meta` object: the members the runtime reads, and the whole object on demand.
 #[derive(Clone, Default)]
@@ -34,6 +58,11 @@ pub struct RequestMeta {
     /// The whole object: parsed from `raw` on first use, or given.
     map: OnceLock<Map<String, Value>>,
     known: Known,
+    /// The trace context of the transport the request came over (its HTTP headers), kept apart
+    /// from `_meta`'s own ([`RequestMeta::add_trace_context`]).
+    transport: Option<Box<TraceContext>>,
+    /// Whether `_meta`'s trace members were copied from `transport` (the request had none).
+    carried: bool,
 }
 
 /// The members the runtime reads (`None`: absent). A repeated member keeps its last value, as
@@ -46,6 +75,7 @@ struct Known {
     progress_token: Option<Value>,
     traceparent: Option<Value>,
     tracestate: Option<Value>,
+    baggage: Option<Value>,
 }
 
 /// A member of `_meta` the runtime reads, by its key: the one table of those keys (the parse,
@@ -59,6 +89,7 @@ pub(crate) enum MetaMember {
     ProgressToken,
     Traceparent,
     Tracestate,
+    Baggage,
     /// Any other key.
     Other,
 }
@@ -72,6 +103,7 @@ impl MetaMember {
             meta_keys::PROGRESS_TOKEN => MetaMember::ProgressToken,
             TRACEPARENT => MetaMember::Traceparent,
             TRACESTATE => MetaMember::Tracestate,
+            BAGGAGE => MetaMember::Baggage,
             _ => MetaMember::Other,
         }
     }
@@ -107,6 +139,7 @@ impl Known {
             MetaMember::ProgressToken => &mut self.progress_token,
             MetaMember::Traceparent => &mut self.traceparent,
             MetaMember::Tracestate => &mut self.tracestate,
+            MetaMember::Baggage => &mut self.baggage,
             MetaMember::Other => return,
         };
         *slot = Some(value);
@@ -120,6 +153,7 @@ impl Known {
             MetaMember::ProgressToken => self.progress_token.as_ref(),
             MetaMember::Traceparent => self.traceparent.as_ref(),
             MetaMember::Tracestate => self.tracestate.as_ref(),
+            MetaMember::Baggage => self.baggage.as_ref(),
             MetaMember::Other => None,
         }
     }
@@ -435,13 +469,13 @@ impl RequestMeta {
     /// When `raw` is not an object (the caller keeps such a `_meta` as a plain value).
     pub fn from_raw(raw: Box<RawValue>) -> Result<RequestMeta, serde_json::Error> {
         let known = serde_json::from_str::<Known>(raw.get())?;
-        Ok(RequestMeta { raw: Some(raw), map: OnceLock::new(), known })
+        Ok(RequestMeta { raw: Some(raw), map: OnceLock::new(), known, transport: None, carried: false })
     }
 
     /// A `_meta` object already parsed.
     pub fn from_map(map: Map<String, Value>) -> RequestMeta {
         let known = Known::of_map(&map);
-        RequestMeta { raw: None, map: OnceLock::from(map), known }
+        RequestMeta { raw: None, map: OnceLock::from(map), known, transport: None, carried: false }
     }
 
     /// `io.modelcontextprotocol/protocolVersion`.
@@ -487,18 +521,42 @@ impl RequestMeta {
         self.map.take().unwrap_or_default()
     }
 
-    /// Adds the W3C trace context `traceparent` (and `tracestate`) unless the object carries a
-    /// `traceparent` of its own.
-    pub fn add_trace_context(&mut self, parent: &str, state: Option<&str>) {
-        if self.known.traceparent.is_some() {
-            return;
+    /// Keeps the trace context of the transport the request came over (its HTTP headers), and
+    /// copies its `traceparent` and `tracestate` into the object (where handlers read them: the
+    /// gateway passes them on) unless it carries a `traceparent` of its own. What the request
+    /// carried stays told apart ([`RequestMeta::trace`], [`RequestMeta::transport_trace`]).
+    pub fn add_trace_context(&mut self, transport: TraceContext) {
+        if self.known.traceparent.is_none() {
+            let mut map = std::mem::take(self).into_map();
+            map.insert(TRACEPARENT.into(), transport.traceparent.as_str().into());
+            if let Some(state) = &transport.tracestate {
+                map.insert(TRACESTATE.into(), state.as_str().into());
+            }
+            *self = RequestMeta::from_map(map);
+            self.carried = true;
         }
-        let mut map = std::mem::take(self).into_map();
-        map.insert(TRACEPARENT.into(), parent.into());
-        if let Some(state) = state {
-            map.insert(TRACESTATE.into(), state.into());
+        self.transport = Some(Box::new(transport));
+    }
+
+    /// The trace context members of the request's own `_meta` (none of those copied from its
+    /// transport).
+    pub fn trace(&self) -> TraceMembers<'_> {
+        if self.carried {
+            return TraceMembers::default();
         }
-        *self = RequestMeta::from_map(map);
+        fn text(value: &Option<Value>) -> Option<&str> {
+            value.as_ref().and_then(Value::as_str)
+        }
+        TraceMembers {
+            traceparent: text(&self.known.traceparent),
+            tracestate: text(&self.known.tracestate),
+            baggage: text(&self.known.baggage),
+        }
+    }
+
+    /// The trace context of the transport the request came over, when it had one.
+    pub fn transport_trace(&self) -> Option<&TraceContext> {
+        self.transport.as_deref()
     }
 }
 
@@ -631,8 +689,13 @@ mod tests {
 
     #[test]
     fn a_trace_context_is_added_unless_the_request_carries_its_own() {
+        let http = || TraceContext {
+            traceparent: "00-1-2-01".into(),
+            tracestate: Some("k=v".into()),
+            baggage: Some("b=1".into()),
+        };
         let mut meta = raw(r#"{"progressToken":"p"}"#);
-        meta.add_trace_context("00-1-2-01", Some("k=v"));
+        meta.add_trace_context(http());
         assert_eq!(meta.get(TRACEPARENT), Some(&json!("00-1-2-01")));
         assert_eq!(meta.get(TRACESTATE), Some(&json!("k=v")));
         assert_eq!(meta.progress_token(), Some(&json!("p")));
@@ -640,9 +703,14 @@ mod tests {
             Value::Object(meta.map().clone()),
             json!({"progressToken": "p", "traceparent": "00-1-2-01", "tracestate": "k=v"})
         );
-        let mut own = raw(r#"{"traceparent":"mine"}"#);
-        own.add_trace_context("00-1-2-01", Some("k=v"));
+        // Still told apart: the request's own `_meta` had no context, its headers had one.
+        assert_eq!(meta.trace(), TraceMembers::default());
+        assert_eq!(meta.transport_trace(), Some(&http()));
+        let mut own = raw(r#"{"traceparent":"mine","baggage":"u=2"}"#);
+        own.add_trace_context(http());
         assert_eq!(own.get(TRACEPARENT), Some(&json!("mine")));
         assert_eq!(own.get(TRACESTATE), None);
+        assert_eq!(own.trace(), TraceMembers { traceparent: Some("mine"), tracestate: None, baggage: Some("u=2") });
+        assert_eq!(own.transport_trace(), Some(&http()));
     }
 }

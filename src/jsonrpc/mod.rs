@@ -22,6 +22,6 @@ mod parse;
 pub use error::{ErrorCode, ErrorObject};
 pub use message::{Message, Notification, Request, RequestId, Response, JSONRPC_VERSION};
 pub(crate) use meta::MetaMember;
-pub use meta::{ClientCapabilities, RequestMeta, TRACEPARENT, TRACESTATE};
+pub use meta::{ClientCapabilities, RequestMeta, TraceContext, TraceMembers, BAGGAGE, TRACEPARENT, TRACESTATE};
 pub use outgoing::{outgoing_message, result_bytes, Outgoing};
 pub use parse::{classify, parse, parse_single, Incoming, Rejection};

@@ -6,7 +6,7 @@ use super::meta::ServingMeta;
 use super::method::Method;
 use super::stateless::RoutingHeaders;
 use crate::error::ProtocolError;
-use crate::jsonrpc::{Incoming, Message, Rejection, Request};
+use crate::jsonrpc::{Incoming, Message, Notification, Rejection, Request};
 use crate::version::{Era, ProtocolVersion};
 
 /// Chooses the era of an HTTP request that carries no session id: stateless when its `_meta`
@@ -93,8 +93,8 @@ pub enum Posted<'s> {
     /// A handshake-era notification or response without a session id, on an endpoint with
     /// sessions: nothing could receive it (400).
     Unaddressed,
-    /// A notification or response that nothing awaits (202).
-    Accepted,
+    /// A notification (`Some`) or response (`None`) that nothing awaits (202).
+    Accepted(Option<Notification>),
     /// A JSON-RPC batch (2025-03-26 only; the header decides).
     Batch(Vec<Result<Message, Rejection>>),
 }
@@ -131,7 +131,8 @@ pub fn route_post<'s>(
         },
         (None, Message::Request(request)) => Posted::Handshake(request),
         (None, Message::Notification(_) | Message::Response(_)) if with_sessions && !stateless => Posted::Unaddressed,
-        (None, Message::Notification(_) | Message::Response(_)) => Posted::Accepted,
+        (None, Message::Notification(notification)) => Posted::Accepted(Some(notification)),
+        (None, Message::Response(_)) => Posted::Accepted(None),
     }
 }
 
@@ -182,7 +183,7 @@ mod tests {
         assert_eq!(stdio_era(&parsed), Era::Stateless);
         // A notification's `_meta` stays in its params and counts the same.
         let note = json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {"_meta": meta("2026-07-28")}});
-        assert!(matches!(posted(note, None, Some("s1"), SessionSupport::Enabled), Posted::Accepted));
+        assert!(matches!(posted(note, None, Some("s1"), SessionSupport::Enabled), Posted::Accepted(_)));
     }
 
     #[test]
@@ -211,8 +212,8 @@ mod tests {
     fn notifications_without_a_session_are_unaddressed_only_with_sessions() {
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert!(matches!(posted(note.clone(), None, None, SessionSupport::Enabled), Posted::Unaddressed));
-        assert!(matches!(posted(note.clone(), None, None, SessionSupport::Disabled), Posted::Accepted));
-        assert!(matches!(posted(note, Some("2026-07-28"), None, SessionSupport::Enabled), Posted::Accepted));
+        assert!(matches!(posted(note.clone(), None, None, SessionSupport::Disabled), Posted::Accepted(_)));
+        assert!(matches!(posted(note, Some("2026-07-28"), None, SessionSupport::Enabled), Posted::Accepted(_)));
         let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]);
         assert!(matches!(posted(batch, None, Some("s1"), SessionSupport::Enabled), Posted::Batch(_)));
     }

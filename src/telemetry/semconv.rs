@@ -62,6 +62,92 @@ pub const CLIENT_SESSION_DURATION: &str = "mcp.client.session.duration";
 pub const DURATION_BUCKETS: [f64; 14] =
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
+/// The methods named as they are in spans' names and metrics' labels: the conventions'
+/// well-known values, then the methods of the 2026-07-28 wire and the tasks extension. Any other
+/// method is the peer's to choose: its metrics label is [`OTHER_ERROR`]'s `_OTHER`.
+pub const KNOWN_METHODS: [&str; 33] = [
+    "completion/complete",
+    "elicitation/create",
+    "initialize",
+    "logging/setLevel",
+    "notifications/cancelled",
+    "notifications/initialized",
+    "notifications/message",
+    "notifications/progress",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+    "notifications/roots/list_changed",
+    "notifications/tools/list_changed",
+    "ping",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/templates/list",
+    "resources/unsubscribe",
+    "roots/list",
+    "sampling/createMessage",
+    "tools/call",
+    "tools/list",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/subscriptions/acknowledged",
+    "notifications/elicitation/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "notifications/tasks",
+];
+
+/// A method's name as a static string when it is one of [`KNOWN_METHODS`] (a `match`: the
+/// length first, then one comparison, on every request's way).
+pub fn known_method(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "completion/complete" => "completion/complete",
+        "elicitation/create" => "elicitation/create",
+        "initialize" => "initialize",
+        "logging/setLevel" => "logging/setLevel",
+        "notifications/cancelled" => "notifications/cancelled",
+        "notifications/initialized" => "notifications/initialized",
+        "notifications/message" => "notifications/message",
+        "notifications/progress" => "notifications/progress",
+        "notifications/prompts/list_changed" => "notifications/prompts/list_changed",
+        "notifications/resources/list_changed" => "notifications/resources/list_changed",
+        "notifications/resources/updated" => "notifications/resources/updated",
+        "notifications/roots/list_changed" => "notifications/roots/list_changed",
+        "notifications/tools/list_changed" => "notifications/tools/list_changed",
+        "ping" => "ping",
+        "prompts/get" => "prompts/get",
+        "prompts/list" => "prompts/list",
+        "resources/list" => "resources/list",
+        "resources/read" => "resources/read",
+        "resources/subscribe" => "resources/subscribe",
+        "resources/templates/list" => "resources/templates/list",
+        "resources/unsubscribe" => "resources/unsubscribe",
+        "roots/list" => "roots/list",
+        "sampling/createMessage" => "sampling/createMessage",
+        "tools/call" => "tools/call",
+        "tools/list" => "tools/list",
+        "server/discover" => "server/discover",
+        "subscriptions/listen" => "subscriptions/listen",
+        "notifications/subscriptions/acknowledged" => "notifications/subscriptions/acknowledged",
+        "notifications/elicitation/complete" => "notifications/elicitation/complete",
+        "tasks/get" => "tasks/get",
+        "tasks/update" => "tasks/update",
+        "tasks/cancel" => "tasks/cancel",
+        "notifications/tasks" => "notifications/tasks",
+        _ => return None,
+    })
+}
+
+/// The `mcp.method.name` label of a metric: the method when known, else `_OTHER` (a metric has a
+/// series per label value, so a peer's made-up method must not become one).
+pub fn method_label(method: &str) -> &'static str {
+    known_method(method).unwrap_or(OTHER_ERROR)
+}
+
 /// The low-cardinality target a method's span is named after: the tool of `tools/call`, the
 /// prompt of `prompts/get`; `None` for every other method (resource URIs are high-cardinality
 /// and stay an attribute).
@@ -88,7 +174,7 @@ pub fn span_name(method: &str, target: Option<&str>) -> String {
 }
 
 /// Why an operation failed, as `error.type` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Failure {
     /// A JSON-RPC error answer with this code.
     Code(i64),
@@ -139,6 +225,19 @@ mod tests {
         assert_eq!(Failure::ToolError.error_type(), "tool_error");
         assert_eq!(Failure::ToolError.code(), None);
         assert_eq!(Failure::Other.error_type(), "_OTHER");
+    }
+
+    #[test]
+    fn methods_are_labelled_only_when_known() {
+        assert_eq!(method_label("tools/call"), "tools/call");
+        assert_eq!(method_label("notifications/initialized"), "notifications/initialized");
+        assert_eq!(method_label("made/up"), "_OTHER");
+        assert_eq!(known_method("elicitation/create"), Some("elicitation/create"));
+        assert!(KNOWN_METHODS.iter().all(|m| known_method(m) == Some(*m)), "the match names each");
+        let mut sorted = KNOWN_METHODS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), KNOWN_METHODS.len(), "each method once");
     }
 
     #[test]

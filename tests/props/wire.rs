@@ -229,7 +229,7 @@ fn post(
             );
             None
         }
-        Posted::Accepted => None,
+        Posted::Accepted(_) => None,
         Posted::Batch(items) => http_batch(server, items, &http),
     })
 }

@@ -350,6 +350,64 @@ impl Handler<SendRequest> for ClientConnection {
     }
 }
 
+/// A message with its sender's trace context ([`crate::telemetry::current`]): its future runs
+/// with that context current, so the requests it sends are the children of the operation that
+/// asked (a gateway's call, made on another thread than this connection's).
+pub(crate) struct Traced<M>(pub(crate) M, pub(crate) Option<opentelemetry::Context>);
+
+impl<M> Traced<M> {
+    /// `message` with the current context.
+    pub(crate) fn current(message: M) -> Traced<M> {
+        Traced(message, crate::telemetry::current())
+    }
+}
+
+impl<M: Message> Message for Traced<M>
+where
+    M::Result: 'static,
+{
+    type Result = M::Result;
+}
+
+impl ClientConnection {
+    /// Handles a traced message with `M`'s handler, its future in the message's context.
+    fn traced<M>(&mut self, Traced(msg, cx): Traced<M>, ctx: &mut Context<Self>) -> ResponseFuture<M::Result>
+    where
+        M: Message,
+        M::Result: 'static,
+        Self: Handler<M, Result = ResponseFuture<M::Result>>,
+    {
+        let work = <Self as Handler<M>>::handle(self, msg, ctx);
+        match cx {
+            None => work,
+            Some(cx) => Box::pin(crate::telemetry::Scoped::new(work, Some(cx))),
+        }
+    }
+}
+
+/// The messages a caller's operation sends (not `Invalidate`, which closes the connection).
+macro_rules! traced {
+    ($($message:ty),*) => {$(
+        impl Handler<Traced<$message>> for ClientConnection {
+            type Result = ResponseFuture<<$message as Message>::Result>;
+
+            fn handle(&mut self, msg: Traced<$message>, ctx: &mut Self::Context) -> Self::Result {
+                self.traced(msg, ctx)
+            }
+        }
+    )*};
+}
+
+traced!(CallToolCancellable, StartToolCall, GetTask, CancelTask, SendRequest);
+
+impl<T: Listable> Handler<Traced<List<T>>> for ClientConnection {
+    type Result = ResponseFuture<Result<Listing<T>, ClientError>>;
+
+    fn handle(&mut self, msg: Traced<List<T>>, ctx: &mut Self::Context) -> Self::Result {
+        self.traced(msg, ctx)
+    }
+}
+
 /// Close the connection (DELETE its session) and stop the actor.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

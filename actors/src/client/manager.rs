@@ -26,7 +26,9 @@ use mcpd::client::list::Listing;
 use mcpd::model::{Implementation, Tool};
 use serde_json::{Map, Value};
 
-use super::connection::{CancelTask, ClientConnection, GetTask, List, Listable, SendRequest, StopClientConnection};
+use super::connection::{
+    CancelTask, ClientConnection, GetTask, List, Listable, SendRequest, StopClientConnection, Traced,
+};
 use super::credentials::CredentialStores;
 use super::error::ClientError;
 use super::handlers::ClientHandlers;
@@ -238,7 +240,11 @@ impl ClientManager {
     pub async fn refresh_tools(&self, id: &str) -> Result<Listing<Tool>, ClientError> {
         let record = self.require(id)?;
         let before = record.connection_key();
-        let listing = self.connection(&record)?.send(List::<Tool>::new()).await.map_err(|_| ClientError::Closed)??;
+        let listing = self
+            .connection(&record)?
+            .send(Traced::current(List::<Tool>::new()))
+            .await
+            .map_err(|_| ClientError::Closed)??;
         let mut current = self.records.get_mut(id).ok_or(ClientError::ConfigChanged)?;
         let text = |record: &ServerRecord| record.document().map(ConfigDocument::text);
         if current.key != before || text(&current.record) != text(&record) {
@@ -255,7 +261,7 @@ impl ClientManager {
     /// Transport, protocol and configuration failures; a listing past its bounds.
     pub async fn list<T: Listable>(&self, id: &str) -> Result<Listing<T>, ClientError> {
         let connection = self.addr(id)?;
-        connection.send(List::<T>::new()).await.map_err(|_| ClientError::Closed)?
+        connection.send(Traced::current(List::<T>::new())).await.map_err(|_| ClientError::Closed)?
     }
 
     /// A task's state (`tasks/get`).
@@ -266,7 +272,8 @@ impl ClientManager {
     /// 2026-07-28.
     pub async fn get_task(&self, id: &str, task_id: &str) -> Result<mcpd::tasks::DetailedTask, ClientError> {
         let connection = self.addr(id)?;
-        connection.send(GetTask { task_id: task_id.to_owned() }).await.map_err(|_| ClientError::Closed)?
+        let get = Traced::current(GetTask { task_id: task_id.to_owned() });
+        connection.send(get).await.map_err(|_| ClientError::Closed)?
     }
 
     /// Asks the server to cancel a task (`tasks/cancel`: acknowledged at once; the task ends
@@ -276,7 +283,8 @@ impl ClientManager {
     /// As [`ClientManager::get_task`].
     pub async fn cancel_task(&self, id: &str, task_id: &str) -> Result<(), ClientError> {
         let connection = self.addr(id)?;
-        connection.send(CancelTask { task_id: task_id.to_owned() }).await.map_err(|_| ClientError::Closed)?
+        let cancel = Traced::current(CancelTask { task_id: task_id.to_owned() });
+        connection.send(cancel).await.map_err(|_| ClientError::Closed)?
     }
 
     /// Any other request; its result.
@@ -286,6 +294,6 @@ impl ClientManager {
     pub async fn request(&self, id: &str, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
         let connection = self.addr(id)?;
         let request = SendRequest { method: method.to_owned(), params };
-        connection.send(request).await.map_err(|_| ClientError::Closed)?
+        connection.send(Traced::current(request)).await.map_err(|_| ClientError::Closed)?
     }
 }

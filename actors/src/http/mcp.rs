@@ -24,7 +24,9 @@ use super::reply::{
 use super::state::AppState;
 use super::stream::sse;
 use super::trace::carry_trace;
+use crate::served::{Served, Serving};
 use crate::shares::Resource;
+use crate::telemetry::Transport;
 use crate::tool_executor::execute;
 
 // The headers the endpoint routes on, as ready-made names: a lookup by `&str` parses the name
@@ -97,7 +99,15 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
             super::session::handle(session_id, message, &state, caller).await
         }
-        Posted::CreateSession(request) => super::session::create(request, &state, caller).await,
+        Posted::CreateSession(mut request) => {
+            carry_trace(&mut request, req.headers());
+            let serving = Serving::start(&request, Served { version: None, session: None, transport: Transport::Tcp });
+            let asked = request.params.as_ref().and_then(|p| p.get("protocolVersion")).and_then(|v| v.as_str());
+            let negotiated = asked.map(ProtocolVersion::negotiate);
+            let response = super::session::create(request, &state, caller).await;
+            serving.finish_initialize(negotiated, &response);
+            response
+        }
         Posted::MissingSession(request) => {
             state.metrics.rejected(&request);
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
@@ -128,7 +138,15 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         }
         // Notifications and responses need no answer; without a session nothing awaits them.
         Posted::Unaddressed => missing_session_id(),
-        Posted::Accepted => HttpResponse::Accepted().finish(),
+        Posted::Accepted(notification) => {
+            if let Some(notification) = notification {
+                let version = headers.routing.protocol_version.map(str::trim).and_then(ProtocolVersion::parse);
+                let served = Served { version, session: None, transport: Transport::Tcp };
+                let http = crate::telemetry::enabled().then(|| super::trace::of_headers(req.headers())).flatten();
+                crate::served::notification(&notification, served, http.as_ref());
+            }
+            HttpResponse::Accepted().finish()
+        }
         Posted::Batch(items) => {
             let refused = items.iter().find_map(|item| match item {
                 Ok(Message::Request(request)) => tool_refusal(request, access.as_ref(), &state),
@@ -149,7 +167,10 @@ async fn answer_legacy(
     caller: Caller,
 ) -> Result<Reply, ProtocolError> {
     if Method::parse(&request.method) == Method::Initialize {
-        return state.server.initialize(request.params.as_ref()).map(|handshake| Reply::Value(handshake.result));
+        let serving = Serving::start(&request, Served { version: None, session: None, transport: Transport::Tcp });
+        let outcome = state.server.initialize(request.params.as_ref());
+        serving.finish_edge("initialize", &outcome);
+        return outcome.map(|handshake| Reply::Value(handshake.result));
     }
     let version = match legacy_http_version(routing.protocol_version) {
         Ok(version) => version,
@@ -159,7 +180,7 @@ async fn answer_legacy(
         }
     };
     let scope = Scope { access: caller.access, caller: caller.identity, ..Scope::new(version) };
-    execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await
+    execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout, Transport::Tcp).await
 }
 
 /// A JSON-RPC batch: only under 2025-03-26 (the header, or its absence, decides).

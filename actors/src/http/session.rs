@@ -111,6 +111,7 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
     match message {
         Message::Request(request) => return Some(request),
         Message::Notification(notification) => {
+            crate::served::in_session_notification(&notification, &handle.shared);
             if let Some(executor) = handle.shared.executor().running() {
                 route_notification(&executor, &notification);
             }
@@ -214,7 +215,8 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
         return error_response(Some(&request.id), &error, Era::Stateful);
     };
     let method = Method::parse(&request.method);
-    if let Some(outcome) = session_method(&request, method, &handle, state, caller.access.as_deref()).await {
+    let answered = session_method(&request, method, &handle, state, caller.access.as_deref());
+    if let Some(outcome) = crate::served::in_session(&handle.shared, &request, answered).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -424,16 +426,18 @@ pub(super) async fn legacy_messages(
         let _in_flight = (in_flight, share);
         let id = request.id.clone();
         let method = Method::parse(&request.method);
+        let edge = session_method(&request, method, &handle, &state, caller.access.as_deref());
         let answer = if method == Method::Initialize {
-            Some(state.server.initialize(request.params.as_ref()).map(|handshake| {
-                handle.shared.set_negotiated(Negotiated {
-                    version: handshake.version,
-                    client_capabilities: handshake.client_capabilities,
-                });
-                Reply::Value(handshake.result)
+            Some(crate::served::initialize_in(&handle.shared, &request, || {
+                state.server.initialize(request.params.as_ref()).map(|handshake| {
+                    handle.shared.set_negotiated(Negotiated {
+                        version: handshake.version,
+                        client_capabilities: handshake.client_capabilities,
+                    });
+                    Reply::Value(handshake.result)
+                })
             }))
-        } else if let Some(outcome) = session_method(&request, method, &handle, &state, caller.access.as_deref()).await
-        {
+        } else if let Some(outcome) = crate::served::in_session(&handle.shared, &request, edge).await {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());

@@ -17,7 +17,7 @@ use mcpd::context::Peer;
 use mcpd::jsonrpc::{self, ClientCapabilities, Request};
 use mcpd::model::meta_keys;
 use mcpd::server::{HttpHeaders, Interest, Method, Scope, Screen};
-use mcpd::version::Era;
+use mcpd::version::{Era, ProtocolVersion};
 use serde_json::{json, Map, Value};
 
 use super::guard::Caller;
@@ -27,8 +27,10 @@ use super::stream::{outbox, respond, sse, BodySink, Exchange};
 use crate::counts::EdgeCounters;
 use crate::metrics::Outcome;
 use crate::queue::{self, EventSender, Label, Outbox, QueueLimits};
+use crate::served::{Served, Serving};
 use crate::shares::{Held, Resource};
 use crate::tasks::Tasks;
+use crate::telemetry::Transport;
 use crate::tool_executor::execute;
 
 /// Notifications of one stateless request, written to its own response stream (bounded: ones
@@ -43,6 +45,9 @@ impl Peer for StatelessPeer {
     }
     // Servers send no requests on this wire (input comes through MRTR): the default refuses.
 }
+
+/// `subscriptions/listen`'s name.
+const LISTEN: &str = "subscriptions/listen";
 
 /// Serves one stateless request.
 pub(super) async fn serve(
@@ -60,12 +65,17 @@ pub(super) async fn serve(
         }
     };
     if valid.method == Method::Listen {
+        // Answered here, not by the executor: its span ends when the stream is acknowledged.
+        let served = Served { version: Some(ProtocolVersion::STATELESS), session: None, transport: Transport::Tcp };
+        let serving = Serving::start(&request, served);
         let owner = identity.as_ref().map_or(mcpd::server::ANONYMOUS_OWNER, Identity::as_str);
         let tasks = match task_listen(&request, &valid.client_capabilities, state, owner).await {
             Ok(tasks) => tasks,
             Err(error) => {
                 state.metrics.request(Method::Listen, Outcome::Error, Duration::ZERO);
-                return error_response(Some(&request.id), &error, Era::Stateless);
+                let response = error_response(Some(&request.id), &error, Era::Stateless);
+                serving.finish_edge(LISTEN, &Err::<(), _>(error));
+                return response;
             }
         };
         let shares = state.sessions.shares();
@@ -74,6 +84,7 @@ pub(super) async fn serve(
             Err(refusal) => return share_refused(Some(&request.id), &refusal),
         };
         state.metrics.request(Method::Listen, Outcome::Ok, Duration::ZERO);
+        serving.finish_edge(LISTEN, &Ok::<(), mcpd::ProtocolError>(()));
         let queue = QueueLimits::from(&state.limits);
         let screen = Screen::new(access.as_deref());
         let catalog = state.server.live_catalog().clone();
@@ -88,7 +99,8 @@ pub(super) async fn serve(
     let scope = Scope { access, caller: identity, ..Scope::stateless(valid) };
     if !may_stream {
         // The hot path: nothing can be streamed, so nothing is set up for it.
-        let outcome = execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout).await;
+        let outcome =
+            execute(&state.server, &state.metrics, request, scope, state.limits.tool_timeout, Transport::Tcp).await;
         drop(share);
         return match outcome {
             Ok(result) => result_response(&id, &result),
@@ -102,7 +114,7 @@ pub(super) async fn serve(
     let (server, metrics, limit) = (state.server.clone(), state.metrics.clone(), state.limits.tool_timeout);
     let execution = Box::pin(async move {
         let _share = share;
-        Some(execute(&server, &metrics, request, scope, limit).await)
+        Some(execute(&server, &metrics, request, scope, limit, Transport::Tcp).await)
     });
     let what = format!("SSE answer to stateless request {id}");
     let exchange = Exchange { id, era: Era::Stateless, execution, messages, close: None };

@@ -78,6 +78,8 @@ pub(crate) struct Session {
     refreshed: Instant,
     /// The standalone stream's number (0, or this instance's first number in cluster mode).
     standalone_id: u64,
+    /// When it started (`mcp.server.session.duration`).
+    opened: Instant,
 }
 
 impl Session {
@@ -112,6 +114,7 @@ impl Session {
             writer: None,
             refreshed: Instant::now(),
             standalone_id,
+            opened: Instant::now(),
         }
     }
 
@@ -285,6 +288,7 @@ impl Actor for Session {
         self.streams.clear();
         self.interest.release(&self.catalog);
         self.metrics.session_ended(self.end.unwrap_or(EndReason::Shutdown));
+        crate::telemetry::session_ended(self.shared.negotiated().map(|n| n.version), self.opened);
         self.counts.stopped(ActorKind::Session);
     }
 }

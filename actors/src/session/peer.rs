@@ -102,11 +102,13 @@ impl Peer for RequestPeer {
             );
             return Box::pin(std::future::ready(Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, error))));
         };
+        let mut params = params;
+        let traced = crate::served::ToClient::start(method, &id, &mut params, &self.shared);
         let sent = self.out.request(jsonrpc::outgoing_message(Some(&id), method, Some(&params)));
         let shared = self.shared.clone();
         let timeout = self.request_timeout;
         let method = method.to_owned();
-        Box::pin(async move {
+        Box::pin(traced.around(async move {
             if let Err(reason) = sent {
                 shared.forget(&id);
                 return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, reason));
@@ -122,6 +124,6 @@ impl Peer for RequestPeer {
                     ))
                 }
             }
-        })
+        }))
     }
 }

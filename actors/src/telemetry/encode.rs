@@ -16,8 +16,8 @@ use opentelemetry_sdk::trace::SpanData;
 use opentelemetry_sdk::Resource;
 
 const VARINT: u32 = 0;
-const FIXED64: u32 = 1;
-const LEN: u32 = 2;
+pub(super) const FIXED64: u32 = 1;
+pub(super) const LEN: u32 = 2;
 const FIXED32: u32 = 5;
 
 /// Span flags: the parent's remoteness is known (`SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`).
@@ -35,16 +35,10 @@ pub(crate) struct SpanEncoder {
 
 impl SpanEncoder {
     pub(crate) fn new(resource: &Resource) -> SpanEncoder {
-        let mut bytes = Vec::new();
-        nested(&mut bytes, 1, |out| {
-            for (key, value) in resource.iter() {
-                nested(out, 1, |out| {
-                    string(out, 1, key.as_str());
-                    nested(out, 2, |out| any_value(out, value));
-                });
-            }
-        });
-        SpanEncoder { resource: bytes, schema_url: resource.schema_url().unwrap_or_default().to_owned() }
+        SpanEncoder {
+            resource: resource_message(resource),
+            schema_url: resource.schema_url().unwrap_or_default().to_owned(),
+        }
     }
 
     /// Appends the `ExportTraceServiceRequest` for `spans` to `out`: one `ResourceSpans`, one
@@ -74,6 +68,21 @@ impl SpanEncoder {
             string(out, 3, &self.schema_url);
         });
     }
+}
+
+/// The `Resource` message as field 1 (of `ResourceSpans` and `ResourceMetrics` alike), its key
+/// and length included.
+pub(super) fn resource_message(resource: &Resource) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    nested(&mut bytes, 1, |out| {
+        for (key, value) in resource.iter() {
+            nested(out, 1, |out| {
+                string(out, 1, key.as_str());
+                nested(out, 2, |out| any_value(out, value));
+            });
+        }
+    });
+    bytes
 }
 
 fn write_span(out: &mut Vec<u8>, span: &SpanData) {
@@ -137,11 +146,11 @@ fn kind(kind: &SpanKind) -> u64 {
     }
 }
 
-fn nanos(time: SystemTime) -> u64 {
+pub(super) fn nanos(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn attributes<'a>(out: &mut Vec<u8>, field: u32, list: impl Iterator<Item = &'a KeyValue>) {
+pub(super) fn attributes<'a>(out: &mut Vec<u8>, field: u32, list: impl Iterator<Item = &'a KeyValue>) {
     for kv in list {
         nested(out, field, |out| {
             string(out, 1, kv.key.as_str());
@@ -151,7 +160,7 @@ fn attributes<'a>(out: &mut Vec<u8>, field: u32, list: impl Iterator<Item = &'a 
 }
 
 /// The members of an `AnyValue` (its one-of is written even when it holds a default).
-fn any_value(out: &mut Vec<u8>, value: &Value) {
+pub(super) fn any_value(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Bool(b) => any_bool(out, *b),
         Value::I64(i) => any_i64(out, *i),
@@ -166,6 +175,14 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
         }),
         _ => {}
     }
+}
+
+/// A `KeyValue` whose value is a string, as field `field`.
+pub(super) fn string_attribute(out: &mut Vec<u8>, field: u32, name: &str, value: &str) {
+    nested(out, field, |out| {
+        string(out, 1, name);
+        nested(out, 2, |out| any_str(out, value));
+    });
 }
 
 fn any_str(out: &mut Vec<u8>, value: &str) {
@@ -189,11 +206,11 @@ fn any_f64(out: &mut Vec<u8>, value: f64) {
     out.extend_from_slice(&value.to_bits().to_le_bytes());
 }
 
-fn key(out: &mut Vec<u8>, field: u32, wire: u32) {
+pub(super) fn key(out: &mut Vec<u8>, field: u32, wire: u32) {
     varint(out, u64::from(field << 3 | wire));
 }
 
-fn varint(out: &mut Vec<u8>, mut value: u64) {
+pub(super) fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
@@ -203,7 +220,7 @@ fn varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// A length-delimited field whose content `write` appends; its length is inserted in front
 /// of the content once known.
-fn nested(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
+pub(super) fn nested(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
     key(out, field, LEN);
     let start = out.len();
     write(out);
@@ -218,7 +235,7 @@ fn nested(out: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
     out[start..].rotate_right(prefix);
 }
 
-fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {
+pub(super) fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {
     if value.is_empty() {
         return;
     }
@@ -227,25 +244,25 @@ fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {
     out.extend_from_slice(value);
 }
 
-fn string(out: &mut Vec<u8>, field: u32, value: &str) {
+pub(super) fn string(out: &mut Vec<u8>, field: u32, value: &str) {
     bytes(out, field, value.as_bytes());
 }
 
-fn uint(out: &mut Vec<u8>, field: u32, value: u64) {
+pub(super) fn uint(out: &mut Vec<u8>, field: u32, value: u64) {
     if value != 0 {
         key(out, field, VARINT);
         varint(out, value);
     }
 }
 
-fn fixed64(out: &mut Vec<u8>, field: u32, value: u64) {
+pub(super) fn fixed64(out: &mut Vec<u8>, field: u32, value: u64) {
     if value != 0 {
         key(out, field, FIXED64);
         out.extend_from_slice(&value.to_le_bytes());
     }
 }
 
-fn fixed32(out: &mut Vec<u8>, field: u32, value: u32) {
+pub(super) fn fixed32(out: &mut Vec<u8>, field: u32, value: u32) {
     if value != 0 {
         key(out, field, FIXED32);
         out.extend_from_slice(&value.to_le_bytes());

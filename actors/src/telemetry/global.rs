@@ -5,10 +5,13 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use mcpd::telemetry::semconv::Failure;
+use mcpd::telemetry::semconv::{self, Failure};
 use mcpd::telemetry::TelemetryConfig;
+use opentelemetry::trace::SpanKind;
+use opentelemetry::KeyValue;
 
 use super::counts::SpanCounts;
+use super::durations::{durations, version_label, Histogram, Labels};
 use super::operation::{Incoming, Operation, Peer, Side, Transport};
 use super::pipeline::{Telemetry, TelemetryError};
 use super::span::OperationSpan;
@@ -50,6 +53,19 @@ pub fn server_span(op: &Operation<'_>, incoming: &Incoming<'_>) -> OperationSpan
     }
 }
 
+/// As [`server_span`], the operation's attributes read (`describe`) only when the span is
+/// recorded: an unsampled request does not pay for them.
+pub fn server_span_with<'a>(
+    method: &str,
+    describe: impl FnOnce() -> Operation<'a>,
+    incoming: &Incoming<'_>,
+) -> OperationSpan {
+    match INSTALLED.get() {
+        Some(telemetry) => telemetry.server_span_with(method, describe, incoming),
+        None => OperationSpan::disabled(),
+    }
+}
+
 /// The CLIENT span of a request mcpd sends (inert when telemetry is off); its parent is the
 /// current context.
 pub fn client_span(op: &Operation<'_>, peer: Option<&Peer<'_>>) -> OperationSpan {
@@ -59,11 +75,58 @@ pub fn client_span(op: &Operation<'_>, peer: Option<&Peer<'_>>) -> OperationSpan
     }
 }
 
-/// Records `mcp.{server,client}.operation.duration`.
-pub fn record_operation_duration(side: Side, op: &Operation<'_>, failure: Option<Failure>, seconds: f64) {
-    if let Some(telemetry) = INSTALLED.get() {
-        telemetry.record_operation_duration(side, op, failure, seconds);
+/// The current context, to carry to another thread or task ([`super::Scoped`]), when telemetry
+/// is on.
+pub fn current() -> Option<opentelemetry::Context> {
+    enabled().then(opentelemetry::Context::current)
+}
+
+/// The trace and span ids of the current context (the operation being served), as hex, when
+/// telemetry is on and there is one: for log lines.
+pub fn current_ids() -> Option<(opentelemetry::trace::TraceId, opentelemetry::trace::SpanId)> {
+    use opentelemetry::trace::TraceContextExt as _;
+    if !enabled() {
+        return None;
     }
+    let cx = opentelemetry::Context::current();
+    let span = cx.span();
+    let context = span.span_context();
+    context.is_valid().then(|| (context.trace_id(), context.span_id()))
+}
+
+/// A context whose span is the remote parent `traceparent` names (a `TRACEPARENT` environment
+/// variable), when telemetry is on and it is valid.
+pub fn remote_parent(traceparent: Option<&str>, tracestate: Option<&str>) -> Option<opentelemetry::Context> {
+    use opentelemetry::trace::TraceContextExt as _;
+    let headers = super::operation::TraceHeaders { traceparent, tracestate, baggage: None };
+    let remote = super::span::remote_context(&headers).filter(|_| enabled())?;
+    Some(opentelemetry::Context::new().with_remote_span_context(remote))
+}
+
+/// A span of work inside the current operation (a command's process, a task, a token request):
+/// `kind` INTERNAL or CLIENT, a child of the current context (inert when telemetry is off).
+pub fn child_span(kind: SpanKind, name: &'static str, attributes: impl FnOnce() -> Vec<KeyValue>) -> OperationSpan {
+    match INSTALLED.get() {
+        Some(telemetry) => telemetry.child_span(kind, name, attributes()),
+        None => OperationSpan::disabled(),
+    }
+}
+
+/// Records `mcp.{server,client}.operation.duration` (on `/metrics` whether or not telemetry is
+/// on; exported over OTLP when it is). `op.target` must be a tool or prompt the catalog has (or
+/// the remote's, on the client side), or `None`: a client's made-up name must not become a
+/// label.
+pub fn record_operation_duration(side: Side, op: &Operation<'_>, failure: Option<Failure>, seconds: f64) {
+    let method = semconv::method_label(op.method);
+    let labels = Labels {
+        histogram: Histogram::Operation(side),
+        method: Some(method),
+        target: op.target.filter(|_| semconv::target_kind(method).is_some()),
+        version: version_label(op.protocol_version),
+        transport: op.transport,
+        failure,
+    };
+    durations().record(&labels, seconds);
 }
 
 /// Records `mcp.{server,client}.session.duration`.
@@ -74,9 +137,22 @@ pub fn record_session_duration(
     failure: Option<Failure>,
     seconds: f64,
 ) {
-    if let Some(telemetry) = INSTALLED.get() {
-        telemetry.record_session_duration(side, protocol_version, transport, failure, seconds);
-    }
+    let labels = Labels {
+        histogram: Histogram::Session(side),
+        method: None,
+        target: None,
+        version: version_label(protocol_version),
+        transport,
+        failure,
+    };
+    durations().record(&labels, seconds);
+}
+
+/// Records the end of a server's HTTP session (`mcp.server.session.duration`) opened at
+/// `opened`, at `version` (none: never initialized).
+pub fn session_ended(version: Option<mcpd::version::ProtocolVersion>, opened: std::time::Instant) {
+    let version = version.map(mcpd::version::ProtocolVersion::as_str);
+    record_session_duration(Side::Server, version, Transport::Tcp, None, opened.elapsed().as_secs_f64());
 }
 
 /// What became of the spans so far (`None`: telemetry off).

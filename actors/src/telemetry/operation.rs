@@ -4,7 +4,7 @@
 use mcpd::jsonrpc::RequestId;
 
 /// The transport an operation came or went over (`network.transport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Transport {
     /// HTTP (`tcp`).
     #[default]
@@ -25,7 +25,7 @@ impl Transport {
 
 /// Which side of an operation mcpd is on: it serves the request (SERVER spans,
 /// `mcp.server.*` metrics) or sends it (CLIENT spans, `mcp.client.*` metrics).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
     /// mcpd serves the request.
     Server,
@@ -39,8 +39,13 @@ pub struct Operation<'a> {
     /// `mcp.method.name`.
     pub method: &'a str,
     /// The tool of `tools/call` or the prompt of `prompts/get` (`gen_ai.tool.name`,
-    /// `gen_ai.prompt.name`, and the span name's target); ignored for other methods.
+    /// `gen_ai.prompt.name`); ignored for other methods.
     pub target: Option<&'a str>,
+    /// Whether `target` is one the server lists (a remote's listed tool, a test's): only such a
+    /// target names the span at its start, since a client's made-up name must not make span
+    /// names of unbounded variety. A server names its span once it knows the catalog has the
+    /// target ([`super::OperationSpan::rename`]).
+    pub target_listed: bool,
     /// `mcp.resource.uri`.
     pub resource_uri: Option<&'a str>,
     /// `jsonrpc.request.id` (`None` for notifications).

@@ -7,20 +7,18 @@ use std::time::{Duration, Instant};
 
 use mcpd::telemetry::semconv::SCOPE_NAME;
 use mcpd::telemetry::{Protocol, SamplerConfig, TelemetryConfig};
-use opentelemetry::metrics::MeterProvider;
 use opentelemetry::trace::TracerProvider;
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, SpanExporter};
 use opentelemetry_sdk::Resource;
-use tokio::sync::oneshot;
 
 use super::counts::{SpanCounters, SpanCounts};
 use super::encode::SpanEncoder;
-use super::meters::Meters;
+use super::ids::ChosenIds;
+use super::metrics_body::MetricsEncoder;
 use super::queue::{QueueProcessor, SpanQueue};
-use super::thread::{SpanExport, TelemetryThread, ThreadSetup};
+use super::thread::{MetricsExport, SpanExport, TelemetryThread, ThreadSetup};
 use super::transport::Bridge;
 
 /// Why telemetry could not start.
@@ -41,9 +39,9 @@ pub enum TelemetryError {
 #[derive(Debug)]
 pub struct Telemetry {
     pub(crate) tracer: Option<SdkTracer>,
+    /// The tracer's sampler, asked before a span is built (see `ids`).
+    pub(crate) sampler: Sampler,
     tracer_provider: Option<SdkTracerProvider>,
-    pub(crate) meters: Option<Meters>,
-    meter_provider: Option<SdkMeterProvider>,
     counters: Arc<SpanCounters>,
     thread: TelemetryThread,
 }
@@ -89,6 +87,7 @@ impl Telemetry {
             let queue = Arc::new(SpanQueue::new(config.max_queue_size, config.max_export_batch_size, counters.clone()));
             let provider = SdkTracerProvider::builder()
                 .with_span_processor(QueueProcessor(queue.clone()))
+                .with_id_generator(ChosenIds)
                 .with_sampler(sampler(config.sampler))
                 .with_resource(resource.clone())
                 .build();
@@ -122,33 +121,23 @@ impl Telemetry {
             });
         }
 
-        let (mut meters, mut meter_provider) = (None, None);
-        if let Some(url) = &config.metrics_endpoint {
-            let exporter = opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .with_http_client(bridge.clone())
-                .with_endpoint(url.clone())
-                .with_protocol(otlp_protocol(config.protocol))
-                .with_headers(headers)
-                .with_timeout(config.timeout)
-                .with_retry_policy(opentelemetry_otlp::RetryPolicy::disabled())
-                .build()
-                .map_err(exporter_error)?;
-            let reader = PeriodicReader::builder(exporter).with_interval(config.metric_export_interval).build();
-            let provider = SdkMeterProvider::builder().with_reader(reader).with_resource(resource).build();
-            meters = Some(Meters::new(&provider.meter_with_scope(scope())));
-            meter_provider = Some(provider);
-        }
+        let metrics = config.metrics_endpoint.as_ref().map(|url| MetricsExport {
+            url: url.clone(),
+            protocol: config.protocol,
+            encoder: MetricsEncoder::new(&resource),
+            interval: config.metric_export_interval,
+        });
 
         let thread = TelemetryThread::spawn(ThreadSetup {
             spans,
+            metrics,
             jobs,
             timeout: config.timeout,
             headers: config.headers.clone(),
             counters: counters.clone(),
         })
         .map_err(TelemetryError::Thread)?;
-        Ok(Telemetry { tracer, tracer_provider, meters, meter_provider, counters, thread })
+        Ok(Telemetry { tracer, sampler: sampler(config.sampler), tracer_provider, counters, thread })
     }
 
     /// What became of the spans so far.
@@ -166,50 +155,6 @@ impl Telemetry {
             // Our processor only wakes the thread; later spans are not recorded.
             let _ = provider.shutdown();
         }
-        let (metrics_done, metrics_waited) = oneshot::channel();
-        match self.meter_provider.clone() {
-            Some(provider) => {
-                // The SDK's shutdown blocks on its reader's final export, which goes through
-                // the telemetry thread: run it beside the thread, waited for under the deadline.
-                let spawned = std::thread::Builder::new().name("mcpd-telemetry-stop".into()).spawn(move || {
-                    let _ = provider.shutdown();
-                    let _ = metrics_done.send(());
-                });
-                if let Err(e) = spawned {
-                    log::warn!("telemetry: final metrics not exported: {e}");
-                }
-            }
-            None => drop(metrics_done),
-        }
-        self.thread.stop(deadline, metrics_waited)
-    }
-}
-
-impl Telemetry {
-    /// Records `mcp.{server,client}.operation.duration` (nothing when metrics are off).
-    pub fn record_operation_duration(
-        &self,
-        side: super::operation::Side,
-        op: &super::operation::Operation<'_>,
-        failure: Option<mcpd::telemetry::semconv::Failure>,
-        seconds: f64,
-    ) {
-        if let Some(meters) = &self.meters {
-            meters.operation(side, op, failure, seconds);
-        }
-    }
-
-    /// Records `mcp.{server,client}.session.duration` (nothing when metrics are off).
-    pub fn record_session_duration(
-        &self,
-        side: super::operation::Side,
-        protocol_version: Option<&str>,
-        transport: super::operation::Transport,
-        failure: Option<mcpd::telemetry::semconv::Failure>,
-        seconds: f64,
-    ) {
-        if let Some(meters) = &self.meters {
-            meters.session(side, protocol_version, transport, failure, seconds);
-        }
+        self.thread.stop(deadline)
     }
 }

@@ -18,16 +18,19 @@ use std::str::FromStr;
 use mcpd::jsonrpc::RequestId;
 use mcpd::telemetry::semconv::{self, Failure};
 use mcpd::telemetry::w3c::{TraceParent, TRACEPARENT_LEN};
-use opentelemetry::context::{ContextGuard, FutureExt, WithContext};
+use opentelemetry::context::ContextGuard;
 use opentelemetry::trace::{
     Link, Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
     Tracer as _,
 };
 use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::trace::{SamplingDecision, ShouldSample as _};
 use serde_json::{Map, Value};
 
+use super::ids;
 use super::operation::{Incoming, Operation, Peer, TraceHeaders};
 use super::pipeline::Telemetry;
+use super::scoped::Scoped;
 
 /// A request's `baggage`, carried in the context as the text it came as and passed on.
 #[derive(Debug, Clone)]
@@ -68,7 +71,7 @@ pub struct OperationSpan {
 }
 
 /// The `Context` holding a remote parent read from `headers`, if they carry a valid one.
-fn remote_context(headers: &TraceHeaders<'_>) -> Option<SpanContext> {
+pub(super) fn remote_context(headers: &TraceHeaders<'_>) -> Option<SpanContext> {
     let parent = TraceParent::parse(headers.traceparent?)?;
     let state = headers.tracestate.and_then(|s| TraceState::from_str(s).ok()).unwrap_or_default();
     Some(SpanContext::new(
@@ -80,24 +83,10 @@ fn remote_context(headers: &TraceHeaders<'_>) -> Option<SpanContext> {
     ))
 }
 
-/// The method name as a static string for the common methods (a span's name before it is
+/// The method name as a static string for the known methods (a span's name before it is
 /// known to be recorded), else owned.
 fn method_name(method: &str) -> Cow<'static, str> {
-    const KNOWN: [&str; 12] = [
-        "tools/call",
-        "tools/list",
-        "prompts/get",
-        "prompts/list",
-        "resources/read",
-        "resources/list",
-        "resources/templates/list",
-        "resources/subscribe",
-        "completion/complete",
-        "initialize",
-        "ping",
-        "notifications/initialized",
-    ];
-    match KNOWN.iter().find(|m| **m == method) {
+    match semconv::known_method(method) {
         Some(known) => Cow::Borrowed(known),
         None => Cow::Owned(method.to_owned()),
     }
@@ -145,6 +134,17 @@ fn set_attributes(span: &mut opentelemetry_sdk::trace::Span, op: &Operation<'_>,
 impl Telemetry {
     /// The SERVER span of a request mcpd serves.
     pub fn server_span(&self, op: &Operation<'_>, incoming: &Incoming<'_>) -> OperationSpan {
+        self.server_span_with(op.method, || *op, incoming)
+    }
+
+    /// As [`Telemetry::server_span`], the operation's attributes read (`describe`) only when the
+    /// span is recorded.
+    pub fn server_span_with<'a>(
+        &self,
+        method: &str,
+        describe: impl FnOnce() -> Operation<'a>,
+        incoming: &Incoming<'_>,
+    ) -> OperationSpan {
         let meta = remote_context(&incoming.meta);
         let http = remote_context(&incoming.http);
         let (parent, link, carrier) = match (meta, http) {
@@ -161,37 +161,62 @@ impl Telemetry {
         if let Some(baggage) = carrier.baggage.or(incoming.meta.baggage).or(incoming.http.baggage) {
             cx = cx.with_value(Baggage(baggage.to_owned()));
         }
-        self.begin(SpanKind::Server, op, None, cx, link)
+        self.begin(SpanKind::Server, method, describe, None, cx, link)
     }
 
     /// The CLIENT span of a request mcpd sends to `peer`; its parent is the current context.
     pub fn client_span(&self, op: &Operation<'_>, peer: Option<&Peer<'_>>) -> OperationSpan {
-        self.begin(SpanKind::Client, op, peer, Context::current(), None)
+        self.begin(SpanKind::Client, op.method, || *op, peer, Context::current(), None)
     }
 
-    fn begin(
+    /// A span of work inside an operation (a command's process, a task, a token request),
+    /// `kind` INTERNAL or CLIENT, named `name`, a child of the current context.
+    pub fn child_span(&self, kind: SpanKind, name: &'static str, attributes: Vec<KeyValue>) -> OperationSpan {
+        let Some(tracer) = &self.tracer else { return OperationSpan::disabled() };
+        let parent = Context::current();
+        let span =
+            tracer.span_builder(name).with_kind(kind).with_attributes(attributes).start_with_context(tracer, &parent);
+        OperationSpan { cx: Some(parent.with_span(span)) }
+    }
+
+    /// Starts a span under `parent`: the sampler decides first (see `ids`), so a dropped span is
+    /// only its ids; a recorded one is built by the SDK, named, and given `describe()`'s
+    /// attributes.
+    fn begin<'a>(
         &self,
         kind: SpanKind,
-        op: &Operation<'_>,
+        method: &str,
+        describe: impl FnOnce() -> Operation<'a>,
         peer: Option<&Peer<'_>>,
         parent: Context,
         link: Option<SpanContext>,
     ) -> OperationSpan {
         let Some(tracer) = &self.tracer else { return OperationSpan::disabled() };
+        let inherited = Some(parent.span().span_context().trace_id()).filter(|id| *id != TraceId::INVALID);
+        let trace_id = inherited.unwrap_or_else(ids::trace_id);
+        let name = method_name(method);
+        let decided = self.sampler.should_sample(Some(&parent), trace_id, &name, &kind, &[], &[]);
+        if decided.decision == SamplingDecision::Drop {
+            let dropped = SpanContext::new(trace_id, ids::span_id(), TraceFlags::default(), false, decided.trace_state);
+            return OperationSpan { cx: Some(parent.with_remote_span_context(dropped)) };
+        }
         // Room for the attributes, set once the span is known to be recorded (the SDK keeps
         // this vector as the span's): no growth while they are added.
-        let mut builder =
-            tracer.span_builder(method_name(op.method)).with_kind(kind).with_attributes(Vec::with_capacity(ATTRIBUTES));
+        let mut builder = tracer.span_builder(name).with_kind(kind).with_attributes(Vec::with_capacity(ATTRIBUTES));
         if let Some(link) = link {
             builder = builder.with_links(vec![Link::with_context(link)]);
         }
-        let mut span = builder.start_with_context(tracer, &parent);
+        let mut span = match inherited {
+            Some(_) => builder.start_with_context(tracer, &parent),
+            None => ids::with_trace_id(trace_id, || builder.start_with_context(tracer, &parent)),
+        };
         if span.is_recording() {
-            let target = op.target.filter(|_| semconv::target_kind(op.method).is_some());
+            let op = describe();
+            let target = op.target.filter(|_| op.target_listed && semconv::target_kind(op.method).is_some());
             if target.is_some() {
                 span.update_name(semconv::span_name(op.method, target));
             }
-            set_attributes(&mut span, op, peer);
+            set_attributes(&mut span, &op, peer);
         }
         OperationSpan { cx: Some(parent.with_span(span)) }
     }
@@ -201,6 +226,11 @@ impl OperationSpan {
     /// A span that records nothing (telemetry off).
     pub fn disabled() -> OperationSpan {
         OperationSpan { cx: None }
+    }
+
+    /// The current context's span (the operation being served), to annotate it.
+    pub fn current() -> OperationSpan {
+        OperationSpan { cx: Some(Context::current()) }
     }
 
     /// Whether the span is recorded (telemetry on and sampled).
@@ -252,8 +282,40 @@ impl OperationSpan {
 
     /// Runs `future` with this span as the current context each time it is polled, so CLIENT
     /// spans started inside it are its children. Without telemetry the future runs as it is.
-    pub fn scope<F: Future>(&self, future: F) -> WithContext<F> {
-        future.with_context(self.cx.clone().unwrap_or_default())
+    pub fn scope<F: Future>(&self, future: F) -> Scoped<F> {
+        Scoped::new(future, self.cx.clone())
+    }
+
+    /// The span's context (its trace and span ids), when telemetry is on.
+    pub fn span_context(&self) -> Option<SpanContext> {
+        self.cx.as_ref().map(|cx| cx.span().span_context().clone()).filter(SpanContext::is_valid)
+    }
+
+    /// The span as the parent of what is started in it ([`Scoped`]).
+    pub fn context(&self) -> Option<&Context> {
+        self.cx.as_ref()
+    }
+
+    /// Links another span to this one (the earlier rounds of a multi round-trip call, the task
+    /// a poll reads).
+    pub fn add_link(&self, linked: SpanContext) {
+        if let Some(cx) = self.cx.as_ref().filter(|cx| cx.span().is_recording()) {
+            cx.span().add_link(linked, Vec::new());
+        }
+    }
+
+    /// Sets an attribute (only when the span is recorded).
+    pub fn set_attribute(&self, key: &'static str, value: impl FnOnce() -> opentelemetry::Value) {
+        if let Some(cx) = self.cx.as_ref().filter(|cx| cx.span().is_recording()) {
+            cx.span().set_attribute(KeyValue::new(key, value()));
+        }
+    }
+
+    /// Names the span anew (only when it is recorded).
+    pub fn rename(&self, name: impl FnOnce() -> String) {
+        if let Some(cx) = self.cx.as_ref().filter(|cx| cx.span().is_recording()) {
+            cx.span().update_name(name());
+        }
     }
 
     /// Makes this span the current context of this thread until the guard drops (synchronous

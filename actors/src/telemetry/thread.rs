@@ -1,16 +1,16 @@
 //! The telemetry thread: a single-threaded actix runtime of its own that exports span batches
-//! (every `OTEL_BSP_SCHEDULE_DELAY`, or as soon as a batch is full) and serves the HTTP
-//! requests of the OTLP crate's exporters. Nothing here runs on the threads that serve MCP: a
-//! dead or slow collector holds this thread only, while the bounded queue drops and counts
-//! what does not fit.
+//! (every `OTEL_BSP_SCHEDULE_DELAY`, or as soon as a batch is full), the duration histograms
+//! (every `OTEL_METRIC_EXPORT_INTERVAL`) and serves the HTTP requests of the OTLP crate's JSON
+//! span exporter. Nothing here runs on the threads that serve MCP: a dead or slow collector
+//! holds this thread only, while the bounded queue drops and counts what does not fit.
 //!
-//! Shutting down ([`TelemetryThread::stop`]) exports what is queued under a deadline, waits
-//! (under the same deadline) for the final metrics export, then ends the thread; the caller
-//! waits no longer than the deadline whatever the collector does.
+//! Shutting down ([`TelemetryThread::stop`]) exports what is queued and the last metrics under a
+//! deadline, then ends the thread; the caller waits no longer than the deadline whatever the
+//! collector does.
 
 use std::rc::Rc;
 use std::sync::{mpsc as std_mpsc, Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use mcpd::telemetry::Protocol;
@@ -18,9 +18,11 @@ use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use tokio::sync::{mpsc, oneshot};
 
 use super::counts::SpanCounters;
+use super::durations::durations;
 use super::encode::SpanEncoder;
+use super::metrics_body::MetricsEncoder;
 use super::queue::SpanQueue;
-use super::transport::{serve_jobs, Collector, Job, PROTOBUF};
+use super::transport::{serve_jobs, Collector, Job, JSON, PROTOBUF};
 
 /// What the span side of the thread needs.
 #[derive(Debug)]
@@ -35,21 +37,45 @@ pub(crate) struct SpanExport {
     pub(crate) max_batch: usize,
 }
 
+/// What the metrics side of the thread needs.
+#[derive(Debug)]
+pub(crate) struct MetricsExport {
+    pub(crate) url: String,
+    pub(crate) protocol: Protocol,
+    pub(crate) encoder: MetricsEncoder,
+    pub(crate) interval: Duration,
+}
+
+impl MetricsExport {
+    /// Posts the histograms as they are now (nothing when none was recorded yet).
+    async fn export(&self, collector: &Collector) {
+        let now = SystemTime::now();
+        let (body, content_type) = match self.protocol {
+            Protocol::Protobuf => (self.encoder.protobuf(durations(), now), PROTOBUF),
+            Protocol::Json => (self.encoder.json(durations(), now), JSON),
+        };
+        let Some(body) = body else { return };
+        if let Err(why) = collector.post(&self.url, content_type, Bytes::from(body)).await {
+            log::debug!("telemetry: metrics not exported to {}: {why}", self.url);
+        }
+    }
+}
+
 /// Everything the thread is started with.
 #[derive(Debug)]
 pub(crate) struct ThreadSetup {
     pub(crate) spans: Option<SpanExport>,
+    pub(crate) metrics: Option<MetricsExport>,
     pub(crate) jobs: mpsc::Receiver<Job>,
     pub(crate) timeout: Duration,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) counters: Arc<SpanCounters>,
 }
 
-/// The order to stop: export by `deadline`, and wait for `metrics_done` until then.
+/// The order to stop: export by `deadline`.
 #[derive(Debug)]
 struct Stop {
     deadline: Instant,
-    metrics_done: oneshot::Receiver<()>,
 }
 
 /// The handle of the telemetry thread.
@@ -70,14 +96,14 @@ impl TelemetryThread {
         Ok(TelemetryThread { stop: Mutex::new(Some(stop)), done: Mutex::new(Some(done)) })
     }
 
-    /// Tells the thread to export what is queued and end by `deadline` (after `metrics_done`
-    /// fires or is dropped), and waits for it until `deadline`. `true`: the thread finished in
-    /// time. A second call returns `false` at once.
-    pub(crate) fn stop(&self, deadline: Instant, metrics_done: oneshot::Receiver<()>) -> bool {
+    /// Tells the thread to export what is queued and the last metrics and end by `deadline`,
+    /// and waits for it until `deadline`. `true`: the thread finished in time. A second call
+    /// returns `false` at once.
+    pub(crate) fn stop(&self, deadline: Instant) -> bool {
         let stop = self.stop.lock().unwrap_or_else(PoisonError::into_inner).take();
         let done = self.done.lock().unwrap_or_else(PoisonError::into_inner).take();
         let (Some(stop), Some(done)) = (stop, done) else { return false };
-        if stop.send(Stop { deadline, metrics_done }).is_err() {
+        if stop.send(Stop { deadline }).is_err() {
             return false;
         }
         done.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok()
@@ -87,20 +113,32 @@ impl TelemetryThread {
 async fn run(setup: ThreadSetup, mut stop: oneshot::Receiver<Stop>) {
     let collector = Rc::new(Collector::new(setup.timeout, setup.headers));
     actix_rt::spawn(serve_jobs(collector.clone(), setup.jobs));
+    let metrics = setup.metrics.map(Rc::new);
+    let periodic = metrics.clone().map(|metrics| {
+        let collector = collector.clone();
+        actix_rt::spawn(async move {
+            let mut next = Instant::now() + metrics.interval;
+            loop {
+                actix_rt::time::sleep_until(next.into()).await;
+                next = Instant::now() + metrics.interval;
+                metrics.export(&collector).await;
+            }
+        })
+    });
     let stopped = match setup.spans {
         Some(spans) => {
-            let mut sender = Sender::new(spans, collector, setup.counters);
+            let mut sender = Sender::new(spans, collector.clone(), setup.counters);
             sender.run(&mut stop).await
         }
         None => (&mut stop).await.ok(),
     };
+    if let Some(periodic) = periodic {
+        periodic.abort();
+    }
     // Without an order (the handle was dropped), the thread ends after a short grace.
-    let (deadline, metrics_done) = match stopped {
-        Some(Stop { deadline, metrics_done }) => (deadline, Some(metrics_done)),
-        None => (Instant::now() + Duration::from_secs(1), None),
-    };
-    if let Some(metrics_done) = metrics_done {
-        let _ = tokio::time::timeout_at(deadline.into(), metrics_done).await;
+    let deadline = stopped.map_or_else(|| Instant::now() + Duration::from_secs(1), |stop| stop.deadline);
+    if let Some(metrics) = metrics {
+        let _ = tokio::time::timeout_at(deadline.into(), metrics.export(&collector)).await;
     }
 }
 

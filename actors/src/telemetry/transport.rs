@@ -13,6 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 
 /// `Content-Type` of protobuf bodies.
 pub(crate) const PROTOBUF: &str = "application/x-protobuf";
+/// `Content-Type` of JSON bodies.
+pub(crate) const JSON: &str = "application/json";
 /// The most of a collector's answer that is read (its body says why a request was refused).
 const MAX_ANSWER: usize = 64 * 1024;
 

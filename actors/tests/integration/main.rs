@@ -65,3 +65,5 @@ mod sessions_interop;
 mod stdio;
 mod tasks;
 mod telemetry;
+mod telemetry_paths;
+mod telemetry_trace;

@@ -5,9 +5,6 @@
 //! answers 500, is slow or is down costs spans that are counted, while spans end at once.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcpd::jsonrpc::RequestId;
@@ -18,71 +15,11 @@ use mcpd_actors::telemetry::{Incoming, Operation, Peer, Side, SpanCounts, Teleme
 use serde_json::Value;
 
 use crate::support::eventually::eventually_blocking;
-use crate::support::interop_script;
-use crate::support::python::python_with;
+use crate::support::otlp::{attributes, Receiver};
 
-const OTLP_PROTO: &str = "import opentelemetry.proto.collector.trace.v1.trace_service_pb2";
 const PARENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_SPAN: &str = "00f067aa0ba902b7";
 const HTTP_SPAN: &str = "b7ad6b7169203331";
-
-/// The receiver process: its port, and the JSON lines it wrote.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Receiver {
-    fn start(options: &[&str]) -> Option<Receiver> {
-        let python = python_with(OTLP_PROTO)?;
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("received.jsonl");
-        let mut child = Command::new(python)
-            .arg(interop_script("otlp_receiver.py"))
-            .arg("--out")
-            .arg(&out)
-            .args(options)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().strip_prefix("PORT ").and_then(|p| p.parse().ok()).expect("the receiver's port");
-        Some(Receiver { child, port, out, _dir: dir })
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn received(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    }
-
-    fn spans(&self) -> Vec<Value> {
-        let mut spans = Vec::new();
-        for record in self.received().iter().filter(|r| r["path"] == "/v1/traces") {
-            assert_eq!(record.get("error"), None, "the receiver could not decode: {record}");
-            for resource in record["request"]["resource_spans"].as_array().unwrap() {
-                for scope in resource["scope_spans"].as_array().unwrap() {
-                    spans.extend(scope["spans"].as_array().unwrap().iter().cloned());
-                }
-            }
-        }
-        spans
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(endpoint: &str, vars: &[(&str, &str)]) -> Telemetry {
     let mut map: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
@@ -91,33 +28,18 @@ fn start(endpoint: &str, vars: &[(&str, &str)]) -> Telemetry {
     Telemetry::start(&config).unwrap()
 }
 
-/// The attributes of a decoded span (or data point) as key → value text.
-fn attributes(item: &Value) -> HashMap<String, String> {
-    item["attributes"]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .map(|kv| {
-                    let value = kv["value"].as_object().and_then(|v| v.values().next()).cloned().unwrap_or(Value::Null);
-                    let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-                    (kv["key"].as_str().unwrap().to_owned(), text)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn named<'a>(spans: &'a [Value], name: &str) -> &'a Value {
     spans.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no span {name} in {spans:#?}"))
 }
 
 /// A served `tools/call` whose tool calls a remote server (a gateway's call), one failing
 /// `prompts/get`, and the operation duration of the served call.
-fn exchange(telemetry: &Telemetry) {
+fn exchange(telemetry: &Telemetry, tool: &str) {
     let id = RequestId::Number(7);
     let served = Operation {
         method: "tools/call",
-        target: Some("weather"),
+        target: Some(tool),
+        target_listed: true,
         request_id: Some(&id),
         protocol_version: Some("2026-07-28"),
         session_id: Some("s-1"),
@@ -135,6 +57,7 @@ fn exchange(telemetry: &Telemetry) {
     let forwarded = Operation {
         method: "tools/call",
         target: Some("forecast"),
+        target_listed: true,
         request_id: Some(&remote_id),
         protocol_version: Some("2025-11-25"),
         ..Operation::default()
@@ -147,10 +70,15 @@ fn exchange(telemetry: &Telemetry) {
     client.end();
     server.fail(Failure::ToolError, "the tool failed");
     server.end();
-    let prompt =
-        Operation { method: "prompts/get", target: Some("review"), transport: Transport::Pipe, ..Operation::default() };
+    let prompt = Operation {
+        method: "prompts/get",
+        target: Some("review"),
+        target_listed: true,
+        transport: Transport::Pipe,
+        ..Operation::default()
+    };
     telemetry.server_span(&prompt, &Incoming::default()).end();
-    telemetry.record_operation_duration(Side::Server, &served, Some(Failure::ToolError), 0.042);
+    mcpd_actors::telemetry::record_operation_duration(Side::Server, &served, Some(Failure::ToolError), 0.042);
 }
 
 fn exports_by_the_conventions(protocol: &str) {
@@ -166,7 +94,9 @@ fn exports_by_the_conventions(protocol: &str) {
             ("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20t"),
         ],
     );
-    exchange(&telemetry);
+    // The histograms are the process's: each test records under a tool name of its own.
+    let tool = format!("weather-{}", protocol.replace('/', "-"));
+    exchange(&telemetry, &tool);
     assert!(telemetry.shutdown(Duration::from_secs(3)), "everything exported within the limit");
     assert_eq!(telemetry.span_counts(), SpanCounts { exported: 3, queue_full: 0, export_failed: 0 });
 
@@ -182,7 +112,7 @@ fn exports_by_the_conventions(protocol: &str) {
 
     let spans = receiver.spans();
     assert_eq!(spans.len(), 3, "{spans:#?}");
-    let server = named(&spans, "tools/call weather");
+    let server = named(&spans, &format!("tools/call {tool}"));
     assert_eq!(server["kind"], "SPAN_KIND_SERVER");
     assert_eq!(server["trace_id"], PARENT_TRACE);
     assert_eq!(server["parent_span_id"], PARENT_SPAN, "the _meta context is the parent");
@@ -192,7 +122,7 @@ fn exports_by_the_conventions(protocol: &str) {
     assert_eq!(server["status"]["message"], "the tool failed");
     let a = attributes(server);
     assert_eq!(a["mcp.method.name"], "tools/call");
-    assert_eq!(a["gen_ai.tool.name"], "weather");
+    assert_eq!(a["gen_ai.tool.name"], tool);
     assert_eq!(a["gen_ai.operation.name"], "execute_tool");
     assert_eq!(a["jsonrpc.request.id"], "7");
     assert_eq!(a["mcp.protocol.version"], "2026-07-28");
@@ -229,14 +159,19 @@ fn exports_by_the_conventions(protocol: &str) {
         .find(|m| m["name"] == "mcp.server.operation.duration")
         .expect("the operation histogram");
     assert_eq!(histogram["unit"], "s");
-    let point = &histogram["histogram"]["data_points"][0];
+    assert_eq!(histogram["histogram"]["aggregation_temporality"], "AGGREGATION_TEMPORALITY_CUMULATIVE");
+    let point = histogram["histogram"]["data_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| attributes(p).get("gen_ai.tool.name") == Some(&tool))
+        .expect("the call's series");
     assert_eq!(point["count"], "1");
     assert_eq!(point["sum"], 0.042);
     let bounds: Vec<f64> = point["explicit_bounds"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap()).collect();
     assert_eq!(bounds, DURATION_BUCKETS);
     let a = attributes(point);
     assert_eq!(a["mcp.method.name"], "tools/call");
-    assert_eq!(a["gen_ai.tool.name"], "weather");
     assert_eq!(a["error.type"], "tool_error");
     assert_eq!(a.get("jsonrpc.request.id"), None, "no per-request series");
 }
@@ -307,7 +242,12 @@ fn telemetry_collector_down_counts_failed_spans() {
     let telemetry = start(&format!("http://127.0.0.1:{port}"), &[(SCHEDULE_DELAY, "20")]);
     let took = end_spans(&telemetry, 10);
     assert!(took < Duration::from_secs(2), "{took:?}");
-    telemetry.record_operation_duration(Side::Client, &Operation { method: "ping", ..Operation::default() }, None, 0.5);
+    mcpd_actors::telemetry::record_operation_duration(
+        Side::Client,
+        &Operation { method: "ping", ..Operation::default() },
+        None,
+        0.5,
+    );
     eventually_blocking("the lost spans are counted", Duration::from_secs(10), || {
         telemetry.span_counts().export_failed == 10
     });

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         std::env::args().nth(1).is_some_and(|a| matches!(a.as_str(), "tools" | "call" | "task" | "login" | "logout"));
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if client { "error" } else { "info" }))
         .target(env_logger::Target::Stderr)
+        .format(log_line)
         .init();
     let cli = match Cli::parse_or_explain() {
         Ok(Some(cli)) => cli,
@@ -76,14 +77,45 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs a client command in an actix system and turns its outcome into an exit code.
+/// A log line as env_logger writes it (`[time LEVEL target] message`), naming the trace and
+/// span of the operation being served when there is one (telemetry on): `[… trace_id=… span_id=…]`.
+fn log_line(buf: &mut env_logger::fmt::Formatter, record: &log::Record<'_>) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let style = buf.default_level_style(record.level());
+    write!(buf, "[{} {style}{:<5}{style:#} {}", buf.timestamp(), record.level(), record.target())?;
+    if let Some((trace, span)) = mcpd_actors::telemetry::current_ids() {
+        write!(buf, " trace_id={trace} span_id={span}")?;
+    }
+    writeln!(buf, "] {}", record.args())
+}
+
+/// Runs a client command in an actix system and turns its outcome into an exit code. With
+/// telemetry configured by the `OTEL_*` variables its requests are traced, as children of the
+/// `TRACEPARENT` (and `TRACESTATE`) the environment names, and exported before it exits.
 #[allow(clippy::print_stdout)] // printing the result is the command's job
 fn client_command<F, Fut>(command: F) -> ExitCode
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<(String, bool), crate::failure::Failure>>,
 {
-    match actix_rt::System::new().block_on(command()) {
+    let parent = match mcpd::telemetry::TelemetryConfig::read(|name| std::env::var(name).ok(), None) {
+        Ok(None) => None,
+        Ok(Some(config)) => {
+            if let Err(e) = mcpd_actors::telemetry::init(&config) {
+                eprintln!("mcpd: {e}");
+                return ExitCode::from(2);
+            }
+            let env = |name: &str| std::env::var(name).ok();
+            mcpd_actors::telemetry::remote_parent(env("TRACEPARENT").as_deref(), env("TRACESTATE").as_deref())
+        }
+        Err(e) => {
+            eprintln!("mcpd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = actix_rt::System::new().block_on(mcpd_actors::telemetry::Scoped::new(command(), parent));
+    mcpd_actors::telemetry::shutdown();
+    match outcome {
         Ok((out, is_error)) => {
             if !out.is_empty() {
                 println!("{out}");

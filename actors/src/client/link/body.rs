@@ -4,17 +4,26 @@
 //! are the caller's own (rare) followed by ours, which were serialized once when the link was
 //! made ([`StatelessMeta`]).
 
-use mcpd::jsonrpc::{self, RequestId};
+use mcpd::jsonrpc::{self, RequestId, BAGGAGE, TRACEPARENT, TRACESTATE};
 use mcpd::model::meta_keys;
 use serde::ser::SerializeStruct as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// A handshake-era request's JSON-RPC envelope, the caller's params as they are.
+use crate::telemetry::Propagation;
+
+/// Whether `key` is a W3C trace context member (the request's span replaces the caller's).
+fn is_trace_key(key: &str) -> bool {
+    key == TRACEPARENT || key == TRACESTATE || key == BAGGAGE
+}
+
+/// A handshake-era request's JSON-RPC envelope, the caller's params as they are — but for the
+/// trace context of the request's span, which replaces the caller's in `_meta` when given.
 pub(super) struct RequestBody<'a> {
     pub(super) id: &'a RequestId,
     pub(super) method: &'a str,
     pub(super) params: &'a Map<String, Value>,
+    pub(super) trace: Option<&'a Propagation>,
 }
 
 impl Serialize for RequestBody<'_> {
@@ -23,8 +32,36 @@ impl Serialize for RequestBody<'_> {
         body.serialize_field("jsonrpc", jsonrpc::JSONRPC_VERSION)?;
         body.serialize_field("id", self.id)?;
         body.serialize_field("method", self.method)?;
-        body.serialize_field("params", self.params)?;
+        match self.trace {
+            None => body.serialize_field("params", self.params)?,
+            Some(trace) => body.serialize_field("params", &Traced { params: self.params, trace })?,
+        }
         body.end()
+    }
+}
+
+/// Params whose `_meta` carries `trace` instead of the caller's trace context.
+struct Traced<'a> {
+    params: &'a Map<String, Value>,
+    trace: &'a Propagation,
+}
+
+impl Serialize for Traced<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.params.iter().filter(|(key, _)| *key != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        let mut meta: Map<String, Value> = match self.params.get("_meta") {
+            Some(Value::Object(own)) => {
+                own.iter().filter(|(k, _)| !is_trace_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+            }
+            _ => Map::new(),
+        };
+        self.trace.write_into(&mut meta);
+        map.serialize_entry("_meta", &meta)?;
+        map.end()
     }
 }
 
@@ -78,22 +115,23 @@ impl StatelessMeta {
         method: &str,
         params: &Map<String, Value>,
         extra: &[(&str, &Value)],
-        caller: Option<&Value>,
+        (caller, trace): (Option<&Value>, Option<&Propagation>),
     ) -> Result<Vec<u8>, serde_json::Error> {
         let params = params.iter().map(|(key, value)| (key.as_str(), Param::Value(value)));
-        self.body_of(id, method, params, extra, caller)
+        self.body_of(id, method, params, extra, (caller, trace))
     }
 
     /// As [`StatelessMeta::body`], from the params' members one by one (a `_meta` among them is
     /// the caller's own): a gateway's call writes its tool's name and the caller's arguments
-    /// without putting them in a map first.
+    /// without putting them in a map first. `trace`, the request's span's context, replaces the
+    /// caller's trace context members.
     pub(super) fn body_of<'p>(
         &self,
         id: &RequestId,
         method: &str,
         params: impl IntoIterator<Item = (&'p str, Param<'p>)>,
         extra: &[(&str, &Value)],
-        caller: Option<&Value>,
+        (caller, trace): (Option<&Value>, Option<&Propagation>),
     ) -> Result<Vec<u8>, serde_json::Error> {
         let mut out = Vec::with_capacity(128 + self.members.len());
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -114,8 +152,18 @@ impl StatelessMeta {
         }
         out.extend_from_slice(br#""_meta":{"#);
         for (key, value) in own_meta.into_iter().flatten() {
-            if !self.keys.iter().any(|ours| ours == key) {
+            let replaced = self.keys.iter().any(|ours| ours == key) || (trace.is_some() && is_trace_key(key));
+            if !replaced {
                 member(&mut out, key, value)?;
+            }
+        }
+        if let Some(trace) = trace {
+            member(&mut out, TRACEPARENT, &trace.traceparent)?;
+            if let Some(state) = &trace.tracestate {
+                member(&mut out, TRACESTATE, state)?;
+            }
+            if let Some(baggage) = &trace.baggage {
+                member(&mut out, BAGGAGE, baggage)?;
             }
         }
         match caller {
@@ -201,7 +249,8 @@ mod tests {
         let state = json!("opaque \"state\"");
         let responses = json!({"k": {"action": "accept"}});
         let extra = [("inputResponses", &responses), ("requestState", &state)];
-        let body = ours.body(&RequestId::Number(7), "tools/call", params.as_object().unwrap(), &extra, None).unwrap();
+        let body =
+            ours.body(&RequestId::Number(7), "tools/call", params.as_object().unwrap(), &extra, (None, None)).unwrap();
         let text = String::from_utf8(body).unwrap();
         assert_eq!(
             text,
@@ -220,19 +269,19 @@ mod tests {
     fn stateless_bodies_are_valid_json_whatever_is_empty() {
         let empty = Map::new();
         let none = meta(json!({}));
-        let body = none.body(&RequestId::String("a\"b".into()), "m", &empty, &[], None).unwrap();
+        let body = none.body(&RequestId::String("a\"b".into()), "m", &empty, &[], (None, None)).unwrap();
         assert_eq!(
             String::from_utf8(body).unwrap(),
             r#"{"jsonrpc":"2.0","id":"a\"b","method":"m","params":{"_meta":{}}}"#
         );
         let own_only = json!({"_meta": {"own": true}, "x": null});
-        let body = none.body(&RequestId::Number(1), "m", own_only.as_object().unwrap(), &[], None).unwrap();
+        let body = none.body(&RequestId::Number(1), "m", own_only.as_object().unwrap(), &[], (None, None)).unwrap();
         assert_eq!(
             serde_json::from_slice::<Value>(&body).unwrap(),
             json!({"jsonrpc": "2.0", "id": 1, "method": "m", "params": {"x": null, "_meta": {"own": true}}})
         );
         let ours = meta(json!({"k": 1}));
-        let body = ours.body(&RequestId::Number(2), "m", &empty, &[], None).unwrap();
+        let body = ours.body(&RequestId::Number(2), "m", &empty, &[], (None, None)).unwrap();
         assert_eq!(
             String::from_utf8(body).unwrap(),
             r#"{"jsonrpc":"2.0","id":2,"method":"m","params":{"_meta":{"k":1}}}"#
@@ -251,7 +300,7 @@ mod tests {
         let params = json!({"name": "t"});
         let params = params.as_object().unwrap();
         let caller = json!({"elicitation": {"form": {}, "url": {}}, "experimental": {"x": {}}, "roots": null});
-        let body = ours.body(&RequestId::Number(3), "tools/call", params, &[], Some(&caller)).unwrap();
+        let body = ours.body(&RequestId::Number(3), "tools/call", params, &[], (Some(&caller), None)).unwrap();
         assert_eq!(
             String::from_utf8(body).unwrap(),
             concat!(
@@ -263,13 +312,13 @@ mod tests {
         );
         // A caller that declared nothing is declared so; without extensions the object is empty.
         let plain = meta(json!({"io.modelcontextprotocol/clientCapabilities": {"roots": {}}, "v": 1}));
-        let body = plain.body(&RequestId::Number(4), "m", params, &[], Some(&json!({}))).unwrap();
+        let body = plain.body(&RequestId::Number(4), "m", params, &[], (Some(&json!({})), None)).unwrap();
         assert_eq!(
             serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"],
             json!({"io.modelcontextprotocol/clientCapabilities": {}, "v": 1})
         );
         // Without a caller's, the link's own.
-        let body = plain.body(&RequestId::Number(5), "m", params, &[], None).unwrap();
+        let body = plain.body(&RequestId::Number(5), "m", params, &[], (None, None)).unwrap();
         assert_eq!(
             serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"]
                 ["io.modelcontextprotocol/clientCapabilities"],
@@ -278,9 +327,40 @@ mod tests {
     }
 
     #[test]
+    fn the_requests_span_replaces_the_callers_trace_context() {
+        let trace = Propagation {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01".into(),
+            tracestate: None,
+            baggage: Some("user=alice".into()),
+        };
+        let params = json!({"name": "t", "_meta": {"traceparent": "caller's", "tracestate": "old=1", "own": 1}});
+        let params = params.as_object().unwrap();
+        let ours = meta(json!({"k": 1}));
+        let body = ours.body(&RequestId::Number(9), "tools/call", params, &[], (None, Some(&trace))).unwrap();
+        let meta_sent = serde_json::from_slice::<Value>(&body).unwrap()["params"]["_meta"].clone();
+        assert_eq!(
+            meta_sent,
+            json!({"own": 1, "traceparent": trace.traceparent, "baggage": "user=alice", "k": 1}),
+            "the caller's tracestate belongs to the caller's span"
+        );
+        let handshake = RequestBody { id: &RequestId::Number(10), method: "m", params, trace: Some(&trace) };
+        let sent: Value = serde_json::from_str(&serde_json::to_string(&handshake).unwrap()).unwrap();
+        assert_eq!(
+            sent["params"]["_meta"],
+            json!({"own": 1, "traceparent": trace.traceparent, "baggage": "user=alice"})
+        );
+        assert_eq!(sent["params"]["name"], "t");
+        // Without a span (telemetry off) the caller's context goes on as it was.
+        let untraced = RequestBody { id: &RequestId::Number(11), method: "m", params, trace: None };
+        let sent: Value = serde_json::from_str(&serde_json::to_string(&untraced).unwrap()).unwrap();
+        assert_eq!(sent["params"]["_meta"]["traceparent"], "caller's");
+    }
+
+    #[test]
     fn handshake_bodies_carry_the_params_as_they_are() {
         let params = json!({"name": "t", "_meta": {"own": 1}, "arguments": {"a": 1}});
-        let plain = RequestBody { id: &RequestId::Number(8), method: "m", params: params.as_object().unwrap() };
+        let plain =
+            RequestBody { id: &RequestId::Number(8), method: "m", params: params.as_object().unwrap(), trace: None };
         assert_eq!(
             serde_json::to_string(&plain).unwrap(),
             r#"{"jsonrpc":"2.0","id":8,"method":"m","params":{"name":"t","_meta":{"own":1},"arguments":{"a":1}}}"#

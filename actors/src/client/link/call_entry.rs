@@ -38,6 +38,11 @@ impl CallEntry {
         }
     }
 
+    /// Whether the result read so has `isError: true`.
+    pub(super) fn passed_is_error(&self) -> bool {
+        self.passed.as_ref().is_some_and(|passed| passed.borrow().as_ref().is_some_and(|result| result.is_error))
+    }
+
     /// The result read so, once.
     pub(crate) fn take_passed(&self) -> Option<CallToolResult> {
         self.passed.as_ref().and_then(|passed| passed.borrow_mut().take())

@@ -9,6 +9,7 @@ use mcpd::client::list::ListLimits;
 use mcpd::version::ProtocolVersion;
 
 use crate::client::oauth::OAuthConfig;
+use crate::telemetry::Transport;
 
 /// Largest response body or SSE event accepted from a server.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
@@ -52,4 +53,25 @@ pub enum Mode {
     HttpSse(ProtocolVersion),
     /// A child process over stdio, at this revision (2026-07-28: stateless messages).
     Stdio(ProtocolVersion),
+}
+
+/// Where a link's server is, for its CLIENT spans: its host and port (none for a child over
+/// stdio, whose transport is `pipe`).
+#[derive(Debug, Clone)]
+pub(crate) struct ServerPeer {
+    pub(super) address: Option<(String, u16)>,
+    pub(super) transport: Transport,
+}
+
+impl ServerPeer {
+    /// The peer of a link to `url` (`stdio`: a child process).
+    pub(crate) fn of(url: &str, stdio: bool) -> ServerPeer {
+        if stdio {
+            return ServerPeer { address: None, transport: Transport::Pipe };
+        }
+        let address = url::Url::parse(url)
+            .ok()
+            .and_then(|url| Some((url.host_str()?.trim_matches(['[', ']']).to_owned(), url.port_or_known_default()?)));
+        ServerPeer { address, transport: Transport::Tcp }
+    }
 }

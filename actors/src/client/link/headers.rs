@@ -17,6 +17,7 @@ static METHOD: HeaderName = HeaderName::from_static(mcpd::headers::METHOD);
 static NAME: HeaderName = HeaderName::from_static(mcpd::headers::NAME);
 static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+static BAGGAGE: HeaderName = HeaderName::from_static("baggage");
 
 /// `MCP-Protocol-Version: <version>`.
 pub(super) fn version(version: ProtocolVersion) -> (HeaderName, HeaderValue) {
@@ -32,11 +33,6 @@ pub(super) fn session(id: &str) -> Option<(HeaderName, HeaderValue)> {
 /// The W3C trace context headers a request's `_meta` carries (`traceparent`, `tracestate`),
 /// added to `headers` so that an HTTP server sees them where tracing middleware looks; values
 /// that cannot be header values are left out (they still travel in `_meta`).
-pub(super) fn trace(params: &serde_json::Map<String, serde_json::Value>, headers: &mut Headers) {
-    trace_of(params.get("_meta").and_then(serde_json::Value::as_object), headers);
-}
-
-/// As [`trace`], from the `_meta` itself.
 pub(super) fn trace_of(meta: Option<&serde_json::Map<String, serde_json::Value>>, headers: &mut Headers) {
     let Some(meta) = meta else { return };
     for name in [&TRACEPARENT, &TRACESTATE] {
@@ -48,10 +44,30 @@ pub(super) fn trace_of(meta: Option<&serde_json::Map<String, serde_json::Value>>
     }
 }
 
+/// The trace context of a request's span as HTTP headers (replacing the caller's), else the
+/// caller's own from `meta` ([`trace_of`]).
+pub(super) fn trace_or(
+    trace: Option<&crate::telemetry::Propagation>,
+    meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    headers: &mut Headers,
+) {
+    let Some(trace) = trace else { return trace_of(meta, headers) };
+    let members = [
+        (&TRACEPARENT, Some(&trace.traceparent)),
+        (&TRACESTATE, trace.tracestate.as_ref()),
+        (&BAGGAGE, trace.baggage.as_ref()),
+    ];
+    for (name, value) in members {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.push((name.clone(), value));
+        }
+    }
+}
+
 /// A tool's name with its `Mcp-Name` value, made once for the many calls of a gateway's lane.
 #[derive(Debug, Clone)]
 pub(crate) struct ToolName {
-    name: String,
+    name: std::sync::Arc<str>,
     header: HeaderValue,
 }
 
@@ -60,7 +76,7 @@ impl ToolName {
     /// can).
     pub(crate) fn new(name: &str) -> Option<ToolName> {
         let header = HeaderValue::try_from(mcpd::headers::encode_value(name)).ok()?;
-        Some(ToolName { name: name.to_owned(), header })
+        Some(ToolName { name: name.into(), header })
     }
 
     /// The name.

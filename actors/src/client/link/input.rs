@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 use super::body::Param;
 use super::exchange::Passing;
 use super::headers::{Headers, ToolName};
+use super::trace::{target_of, ClientOp};
 use super::{headers, CallEntry, Link};
 use crate::client::error::ClientError;
 
@@ -25,6 +26,9 @@ pub(crate) struct Forward {
     id: RequestId,
     body: Vec<u8>,
     headers: Headers,
+    /// Its span, started as it was written.
+    op: ClientOp,
+    tool: ToolName,
 }
 
 /// What a [`Link::forward`] call was answered with.
@@ -35,15 +39,11 @@ pub(crate) enum Forwarded {
     Value(Value),
 }
 
-/// A stateless request's headers: its routing headers (as the core computes them), the
-/// protocol version, and the trace context of its `_meta`.
-fn stateless_headers(
-    routing: Result<Vec<(RoutingHeader, String)>, String>,
-    meta: Option<&Map<String, Value>>,
-) -> Result<Headers, ClientError> {
+/// A stateless request's headers: its routing headers (as the core computes them) and the
+/// protocol version (the trace context is added once the request's span is started).
+fn stateless_headers(routing: Result<Vec<(RoutingHeader, String)>, String>) -> Result<Headers, ClientError> {
     let mut headers = headers::routing(routing.map_err(ClientError::Protocol)?)?;
     headers.push(headers::version(ProtocolVersion::STATELESS));
-    headers::trace_of(meta, &mut headers);
     Ok(headers)
 }
 
@@ -64,16 +64,25 @@ impl Link {
             .then(|| params.get("name").and_then(Value::as_str).and_then(|name| self.tool_params(name)))
             .flatten();
         let routing = routing_headers(method, params, tool_params.as_deref());
-        let headers = stateless_headers(routing, params.get("_meta").and_then(Value::as_object))?;
+        let mut headers = stateless_headers(routing)?;
         let id = self.next_id();
         if let Some(call) = call {
             call.carried_by(&id);
         }
+        let target = target_of(method, params);
+        let op = self.client_op(method, target, &id);
+        let trace = op.propagation();
+        headers::trace_or(trace.as_ref(), params.get("_meta").and_then(Value::as_object), &mut headers);
         let meta = if declares_tasks(method) { &self.task_meta } else { &self.stateless_meta };
         let caller = call.and_then(|call| call.handlers.capabilities.as_deref());
-        let body = meta.body(&id, method, params, extra, caller).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let body = meta
+            .body(&id, method, params, extra, (caller, trace.as_ref()))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let passing = call.filter(|call| call.passes() && method == "tools/call").map(Passing::Result);
-        self.exchange_for(&id, body, headers, passing).await
+        let outcome = self.exchange_for(&id, body, headers, passing).await;
+        let passed_error = passing.is_some() && call.is_some_and(CallEntry::passed_is_error);
+        op.finish(method, target, &outcome, passed_error);
+        outcome
     }
 
     /// Writes a gateway's plain `tools/call` of `name` ([`mcpd::catalog::ToolLane`]) for
@@ -94,14 +103,17 @@ impl Link {
         }
         let mut headers = headers::call_routing(tool, params)?;
         headers.push(headers::version(ProtocolVersion::STATELESS));
-        headers::trace_of(meta, &mut headers);
         let id = self.next_id();
+        let op = self.client_op(METHOD, Some(tool.as_str()), &id);
+        let trace = op.propagation();
+        headers::trace_or(trace.as_ref(), meta, &mut headers);
         let params = [("name", Param::Text(tool.as_str())), ("arguments", Param::Object(arguments))];
         let params = params.into_iter().chain(meta.map(|meta| ("_meta", Param::Object(meta))));
         let ours = if declares_tasks(METHOD) { &self.task_meta } else { &self.stateless_meta };
-        let body =
-            ours.body_of(&id, METHOD, params, &[], Some(caller)).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        Ok(Forward { id, body, headers })
+        let body = ours
+            .body_of(&id, METHOD, params, &[], (Some(caller), trace.as_ref()))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        Ok(Forward { id, body, headers, op, tool: tool.clone() })
     }
 
     /// Sends a call written by [`Link::forward_request`]: one exchange under the link's time
@@ -111,12 +123,17 @@ impl Link {
         let _in_flight = self.in_flight();
         let kept = Cell::new(None);
         let timeout = self.cfg.timeout;
-        let exchange = self.exchange_for(&request.id, request.body, request.headers, Some(Passing::Text(&kept)));
-        let raw =
-            actix_rt::time::timeout(timeout, exchange).await.map_err(|_| ClientError::Timeout(timeout.as_secs()))??;
-        Ok(match kept.take() {
+        let Forward { id, body, headers, op, tool } = request;
+        let exchange = self.exchange_for(&id, body, headers, Some(Passing::Text(&kept)));
+        let raw = actix_rt::time::timeout(timeout, exchange)
+            .await
+            .unwrap_or_else(|_| Err(ClientError::Timeout(timeout.as_secs())));
+        let kept = kept.take();
+        let tool_error = kept.as_ref().is_some_and(PassedResult::is_error);
+        op.finish("tools/call", Some(tool.as_str()), &raw, tool_error);
+        Ok(match kept {
             Some(text) => Forwarded::Text(text),
-            None => Forwarded::Value(raw),
+            None => Forwarded::Value(raw?),
         })
     }
 

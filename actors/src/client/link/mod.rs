@@ -26,7 +26,8 @@
 //! - `state`: [`Link`] itself and how one is made; `config`: [`LinkConfig`], [`Mode`];
 //! - `current_wire`: brief looks into the wire, replacing it, and closing the link;
 //!   `sse_channel`: an open HTTP+SSE channel;
-//! - `call_entry`, `calls`: the calls in flight and the requests counted on the link.
+//! - `call_entry`, `calls`: the calls in flight and the requests counted on the link;
+//! - `trace`: each request's CLIENT span, whose context the request carries.
 
 mod answer;
 mod auth;
@@ -48,6 +49,7 @@ mod request;
 mod share;
 mod sse_channel;
 mod state;
+mod trace;
 mod wire;
 
 pub(crate) use call_entry::CallEntry;

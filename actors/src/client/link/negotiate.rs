@@ -28,11 +28,12 @@ use tokio::sync::oneshot;
 
 use super::exchange::is_event_stream;
 use super::headers;
-use super::wire::{Carrier, SessionWire, Wire};
+use super::wire::{Carrier, SessionClock, SessionWire, Wire};
 use super::{Link, Mode, MAX_RESPONSE_BYTES};
 use crate::client::error::ClientError;
 use crate::client::stdio::StdioChannel;
 use crate::panics::{self, Site};
+use crate::telemetry::Transport;
 
 /// How long connecting waits for the standalone GET stream's response headers.
 const STANDALONE_WAIT: Duration = Duration::from_secs(2);
@@ -119,7 +120,12 @@ impl Link {
                 let probe = actix_rt::time::timeout(STDIO_DISCOVER_TIMEOUT, self.discover()).await;
                 match probe {
                     Ok(Ok(None)) => {
-                        drop(self.replace_wire(Wire::Stdio { version: ProtocolVersion::STATELESS, channel }));
+                        let clock = SessionClock::start(ProtocolVersion::STATELESS, Transport::Pipe);
+                        drop(self.replace_wire(Wire::Stdio {
+                            version: ProtocolVersion::STATELESS,
+                            channel,
+                            _clock: clock,
+                        }));
                         return Ok(Mode::Stdio(ProtocolVersion::STATELESS));
                     }
                     Ok(Ok(Some(version))) => version,
@@ -194,12 +200,20 @@ impl Link {
             "clientInfo": self.client_info,
         });
         let id = self.next_id();
+        let op = self.client_op("initialize", None, &id);
+        let mut params = params;
+        if let (Some(trace), Some(params)) = (op.propagation(), params.as_object_mut()) {
+            let mut meta = serde_json::Map::new();
+            trace.write_into(&mut meta);
+            params.insert("_meta".into(), Value::Object(meta));
+        }
         let body = jsonrpc::outgoing_message(Some(&id), "initialize", Some(&params));
         let headers = vec![headers::version(version)];
         let result = match carrier {
             Carrier::Sse(_) => self.sse_request(&id, body, headers).await,
             Carrier::Http { .. } | Carrier::Stdio(_) => self.exchange(&id, body, headers).await,
         };
+        op.finish("initialize", None, &result, false);
         let result = match result {
             Err(ClientError::Rpc { code, http_status, .. })
                 if matches!(carrier, Carrier::Http { .. })
@@ -220,8 +234,12 @@ impl Link {
         // The carrier as the exchange left it (an HTTP answer may have named the session).
         let wire = match self.carrier().unwrap_or(carrier) {
             Carrier::Http { session } => Wire::Session(SessionWire::new(negotiated, session)),
-            Carrier::Sse(channel) => Wire::HttpSse { version: negotiated, channel },
-            Carrier::Stdio(channel) => Wire::Stdio { version: negotiated, channel },
+            Carrier::Sse(channel) => {
+                Wire::HttpSse { version: negotiated, channel, _clock: SessionClock::start(negotiated, Transport::Tcp) }
+            }
+            Carrier::Stdio(channel) => {
+                Wire::Stdio { version: negotiated, channel, _clock: SessionClock::start(negotiated, Transport::Pipe) }
+            }
         };
         let has_session = matches!(&wire, Wire::Session(SessionWire { id: Some(_), .. }));
         drop(self.replace_wire(wire));

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 use super::body::RequestBody;
 use super::current_wire::StrayClaim;
 use super::outcome::outcome_owned;
+use super::trace::target_of;
 use super::wire::Wire;
 use super::{CallEntry, Link, Mode};
 use crate::client::error::ClientError;
@@ -114,10 +115,13 @@ impl Link {
         if let Some(call) = call {
             call.carried_by(&id);
         }
-        let body = RequestBody { id: &id, method, params };
+        let target = target_of(method, params);
+        let op = self.client_op(method, target, &id);
+        let trace = op.propagation();
+        let body = RequestBody { id: &id, method, params, trace: trace.as_ref() };
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let mut headers = self.wire_headers();
-        super::headers::trace(params, &mut headers);
+        super::headers::trace_or(trace.as_ref(), params.get("_meta").and_then(Value::as_object), &mut headers);
         let (_claim, stray) = StrayClaim::register(self, &id);
         let work = async {
             match (mode, stray) {
@@ -131,13 +135,19 @@ impl Link {
         };
         let (reason, error) = tokio::select! {
             outcome = actix_rt::time::timeout(timeout, work) => match outcome {
-                Ok(outcome) => return outcome,
+                Ok(outcome) => {
+                    let passed_error = call.is_some_and(CallEntry::passed_is_error);
+                    op.finish(method, target, &outcome, passed_error);
+                    return outcome;
+                }
                 Err(_) => ("timed out", ClientError::Timeout(timeout.as_secs())),
             },
             () = cancelled(cancel) => ("cancelled by the caller", ClientError::Cancelled),
         };
         self.notify_cancelled(&id, reason);
-        Err(error)
+        let outcome = Err(error);
+        op.finish(method, target, &outcome, false);
+        outcome
     }
 
     /// Tells the server, in the background, that request `id` was abandoned (the caller gets

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::body::StatelessMeta;
 use super::call_entry::CallEntry;
-use super::config::{LinkConfig, Mode};
+use super::config::{LinkConfig, Mode, ServerPeer};
 use super::http::HttpClient;
 use super::plain::PlainHttp;
 use super::share::LinkShare;
@@ -69,6 +69,8 @@ pub(crate) struct Link {
     pub(super) in_flight: Cell<usize>,
     /// The number of the next progress token.
     pub(super) next_progress: Cell<u64>,
+    /// Where the server is, for the requests' spans.
+    pub(super) peer: ServerPeer,
 }
 
 impl Link {
@@ -117,6 +119,7 @@ impl Link {
             _ => None,
         };
         let plain = satellite.then(|| PlainHttp::for_url(&cfg.url, &cfg.headers)).flatten();
+        let peer = ServerPeer::of(&cfg.url, cfg.command.is_some());
         Rc::new(Link {
             auth,
             http,
@@ -135,6 +138,7 @@ impl Link {
             calls: RefCell::new(Vec::new()),
             in_flight: Cell::new(0),
             next_progress: Cell::new(1),
+            peer,
         })
     }
 

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Instant;
 
 use mcpd::jsonrpc::RequestId;
 use mcpd::version::ProtocolVersion;
@@ -15,6 +16,7 @@ use super::config::Mode;
 use super::headers::{self, Headers};
 use super::sse_channel::SseChannel;
 use crate::client::stdio::StdioChannel;
+use crate::telemetry::{self, Side, Transport};
 
 /// How messages travel while a link negotiates.
 #[derive(Clone)]
@@ -49,6 +51,8 @@ pub(super) enum Wire {
         version: ProtocolVersion,
         /// The GET stream and its POST endpoint.
         channel: Rc<SseChannel>,
+        /// The session's length.
+        _clock: SessionClock,
     },
     /// A child process over stdio at `version` (2026-07-28: stateless messages).
     Stdio {
@@ -56,7 +60,31 @@ pub(super) enum Wire {
         version: ProtocolVersion,
         /// The child.
         channel: Rc<StdioChannel>,
+        /// The session's length.
+        _clock: SessionClock,
     },
+}
+
+/// Records `mcp.client.session.duration` when the wire it belongs to goes (replaced, closed, or
+/// dropped with its link).
+#[derive(Debug)]
+pub(super) struct SessionClock {
+    opened: Instant,
+    version: ProtocolVersion,
+    transport: Transport,
+}
+
+impl SessionClock {
+    pub(super) fn start(version: ProtocolVersion, transport: Transport) -> SessionClock {
+        SessionClock { opened: Instant::now(), version, transport }
+    }
+}
+
+impl Drop for SessionClock {
+    fn drop(&mut self) {
+        let seconds = self.opened.elapsed().as_secs_f64();
+        telemetry::record_session_duration(Side::Client, Some(self.version.as_str()), self.transport, None, seconds);
+    }
 }
 
 /// A streamable-HTTP session: what the handshake produced.
@@ -70,11 +98,14 @@ pub(super) struct SessionWire {
     /// Requests in flight, for a response that arrives on another stream than the request's
     /// own (the standalone GET stream, or a resumed one): the first answer wins.
     pub(super) strays: HashMap<RequestId, oneshot::Sender<Value>>,
+    /// The session's length.
+    _clock: SessionClock,
 }
 
 impl SessionWire {
     pub(super) fn new(version: ProtocolVersion, id: Option<String>) -> SessionWire {
-        SessionWire { version, id, standalone: None, strays: HashMap::new() }
+        let clock = SessionClock::start(version, Transport::Tcp);
+        SessionWire { version, id, standalone: None, strays: HashMap::new(), _clock: clock }
     }
 }
 

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use super::satellite::Satellite;
 use super::ClientManager;
 use crate::client::bound::ThreadBound;
-use crate::client::connection::{CallToolCancellable, StartToolCall};
+use crate::client::connection::{CallToolCancellable, StartToolCall, Traced};
 use crate::client::error::ClientError;
 use crate::client::handlers::CallHandlers;
 use crate::client::link::ToolName;
@@ -76,9 +76,12 @@ impl Future for Forwarding {
 
 /// A call on this thread's satellite, its panic contained, as a future the caller may hold on
 /// any thread ([`ThreadBound`]).
+/// With telemetry on, the call runs in the caller's trace context (the operation it serves),
+/// wherever its table polls it.
 fn contained_call(call: impl Future<Output = Result<Passed, ClientError>> + 'static) -> ThreadBound {
     // Mapped, not awaited in another async block: that block would hold the call twice over
     // (captured, then contained), and its size is copied into the table's box.
+    let call = crate::telemetry::Scoped::new(call, crate::telemetry::current());
     ThreadBound::new(futures_util::FutureExt::map(
         crate::panics::contain(crate::panics::Site::Client, call),
         |outcome| outcome.unwrap_or_else(|panic| Err(ClientError::from(panic))),
@@ -231,7 +234,7 @@ impl ClientManager {
         let (_cancel_on_drop, cancel) = tokio::sync::oneshot::channel::<()>();
         let CallParts { arguments, meta, handlers } = parts;
         let call = CallToolCancellable { call: CallTool { name: tool.to_owned(), arguments }, cancel, meta, handlers };
-        let outcome = connection.send(call).await.map_err(|_| ClientError::Closed)?;
+        let outcome = connection.send(Traced::current(call)).await.map_err(|_| ClientError::Closed)?;
         self.named(id, outcome)
     }
 
@@ -249,7 +252,7 @@ impl ClientManager {
     ) -> Result<RemoteCallOutcome, ClientError> {
         let live = self.live(id)?;
         let call = StartToolCall { call: CallTool { name: tool.to_owned(), arguments } };
-        let mut outcome = live.addr.send(call).await.map_err(|_| ClientError::Closed)??;
+        let mut outcome = live.addr.send(Traced::current(call)).await.map_err(|_| ClientError::Closed)??;
         if let (RemoteCallOutcome::Result(result), Some(name)) = (&mut outcome, live.server_name) {
             result.server_name = name;
         }

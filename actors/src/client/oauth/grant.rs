@@ -10,16 +10,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcpd::client::oauth::metadata::{AuthorizationServerMetadata, RegistrationResponse};
 use mcpd::client::oauth::rules::{self, TokenAuth};
+use mcpd::telemetry::semconv;
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet, EndpointSet,
     PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
+use opentelemetry::trace::SpanKind;
+use opentelemetry::KeyValue;
 use serde_json::json;
 
 use super::discover::Discovered;
 use super::http::AsHttp;
 use super::{AuthError, Credentials, Grant, OAuthConfig, UserAgent};
+use crate::telemetry;
 
 /// How long a `private_key_jwt` assertion is valid.
 const ASSERTION_LIFETIME: Duration = Duration::from_secs(300);
@@ -217,13 +221,15 @@ pub(crate) async fn authorization_code(
         return Err(AuthError::Flow(format!("the authorization server refused: {error}{detail}")));
     }
     let code = callback.code.clone().ok_or_else(|| AuthError::Flow("the authorization response has no code".into()))?;
-    let response = oauth
+    let request = oauth
         .exchange_code(AuthorizationCode::new(code))
         .set_pkce_verifier(verifier)
         .add_extra_param("resource", resource)
-        .request_async(http)
-        .await
-        .map_err(|e| token_error("the token request", e))?;
+        .request_async(http);
+    let response = token_span("authorization_code", server, async {
+        request.await.map_err(|e| token_error("the token request", e))
+    })
+    .await?;
     Ok(tokens(&response, scopes))
 }
 
@@ -238,12 +244,12 @@ pub(crate) async fn refresh(
 ) -> Result<Tokens, AuthError> {
     let oauth = token_client(client, server)?;
     let refresh_token = RefreshToken::new(refresh_token.to_owned());
-    let response = oauth
-        .exchange_refresh_token(&refresh_token)
-        .add_extra_param("resource", resource)
-        .request_async(http)
-        .await
-        .map_err(|e| token_error("refreshing the token", e))?;
+    let request =
+        oauth.exchange_refresh_token(&refresh_token).add_extra_param("resource", resource).request_async(http);
+    let response = token_span("refresh_token", server, async {
+        request.await.map_err(|e| token_error("refreshing the token", e))
+    })
+    .await?;
     Ok(tokens(&response, scopes))
 }
 
@@ -265,8 +271,41 @@ pub(crate) async fn client_credentials(
         request =
             request.add_extra_param("client_assertion_type", JWT_BEARER).add_extra_param("client_assertion", assertion);
     }
-    let response = request.request_async(http).await.map_err(|e| token_error("the client_credentials request", e))?;
+    let request = request.request_async(http);
+    let response = token_span("client_credentials", &found.server, async {
+        request.await.map_err(|e| token_error("the client_credentials request", e))
+    })
+    .await?;
     Ok(tokens(&response, scopes))
+}
+
+/// A token request under its span (CLIENT, `oauth token`, a child of the request that needed
+/// the token): the grant type and the token endpoint's host and port, never a token, a code, a
+/// secret or an assertion; a refusal's message (the server's error code and description).
+async fn token_span<T>(
+    grant: &'static str,
+    server: &AuthorizationServerMetadata,
+    request: impl std::future::Future<Output = Result<T, AuthError>>,
+) -> Result<T, AuthError> {
+    let span = telemetry::child_span(SpanKind::Client, "oauth token", || {
+        let mut attributes = vec![KeyValue::new("oauth.grant_type", grant)];
+        let endpoint = server.token_endpoint.as_deref().and_then(|url| url::Url::parse(url).ok());
+        if let Some(endpoint) = endpoint {
+            if let Some(host) = endpoint.host_str() {
+                attributes.push(KeyValue::new(semconv::SERVER_ADDRESS, host.to_owned()));
+            }
+            if let Some(port) = endpoint.port_or_known_default() {
+                attributes.push(KeyValue::new(semconv::SERVER_PORT, i64::from(port)));
+            }
+        }
+        attributes
+    });
+    let outcome = span.scope(request).await;
+    if let Err(error) = &outcome {
+        span.fail(semconv::Failure::Other, &error.to_string());
+    }
+    span.end();
+    outcome
 }
 
 /// An RFC 7523 client assertion: `iss` = `sub` = the client id, `aud` = the issuer identifier

@@ -9,8 +9,12 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use mcpd::telemetry::semconv::Failure;
+use opentelemetry::trace::SpanKind;
+use opentelemetry::KeyValue;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::telemetry::{self, OperationSpan};
 use crate::tools::paths::{Inside, ProjectRoot};
 
 /// How long the output pipes may stay open after the command itself ended (a background
@@ -295,8 +299,14 @@ pub(super) async fn execute_into<C: OutputSink>(invocation: Invocation, mut capt
         .kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);
+    let span = process_span(program, &mut command);
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|e| format!("could not start {program:?}: {e}"))?;
+    let mut child = command.spawn().map_err(|e| {
+        let message = format!("could not start {program:?}: {e}");
+        span.fail(Failure::Other, &message);
+        message
+    })?;
+    span.set_attribute("process.pid", || i64::from(child.id().unwrap_or_default()).into());
     // The child is in its directory now.
     drop(cwd);
     // Declared after `child`, so dropped before it: the group dies while its leader is unreaped.
@@ -348,7 +358,37 @@ pub(super) async fn execute_into<C: OutputSink>(invocation: Invocation, mut capt
     }
     group.disarm();
     let (exit_code, signal) = describe(status);
-    Ok(Outcome { exit_code, signal, timed_out, duration: started.elapsed(), capture })
+    if let Some(code) = exit_code {
+        span.set_attribute("process.exit.code", || i64::from(code).into());
+    }
+    match (timed_out, exit_code) {
+        (true, _) => span.fail(Failure::Other, &format!("killed after its time limit of {} s", timeout.as_secs_f64())),
+        (false, Some(0)) => {}
+        (false, Some(code)) => span.fail(Failure::Other, &format!("exited with code {code}")),
+        (false, None) => span.fail(Failure::Other, &format!("ended by signal {}", signal.unwrap_or_default())),
+    }
+    span.end();
+    let duration = started.elapsed();
+    log::debug!("command {program:?} ended (exit code {exit_code:?}, signal {signal:?}) after {duration:?}");
+    Ok(Outcome { exit_code, signal, timed_out, duration, capture })
+}
+
+/// The span of a command's process (INTERNAL, a child of the call that runs it): the program's
+/// file name, its pid and exit code (not its arguments, which may carry what a caller sent). The
+/// command is told the span's context in `TRACEPARENT` (and `TRACESTATE`), the environment
+/// variables OpenTelemetry's SDKs read, so what it traces joins the call's trace.
+fn process_span(program: &str, command: &mut tokio::process::Command) -> OperationSpan {
+    let name = std::path::Path::new(program).file_name().map_or_else(|| program.into(), |n| n.to_string_lossy());
+    let span = telemetry::child_span(SpanKind::Internal, "command", || {
+        vec![KeyValue::new("process.executable.name", name.into_owned())]
+    });
+    if let Some(trace) = span.trace_headers() {
+        command.env("TRACEPARENT", &trace.traceparent);
+        if let Some(state) = &trace.tracestate {
+            command.env("TRACESTATE", state);
+        }
+    }
+    span
 }
 
 #[cfg(test)]

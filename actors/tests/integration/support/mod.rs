@@ -8,6 +8,7 @@ pub(crate) mod interop_servers;
 pub(crate) mod mock_http;
 pub(crate) mod nginx;
 pub(crate) mod oidc;
+pub(crate) mod otlp;
 pub(crate) mod process;
 pub(crate) mod py_session;
 pub(crate) mod python;

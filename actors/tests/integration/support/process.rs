@@ -233,6 +233,12 @@ impl HttpChild {
         assert!(status.is_ok_and(|s| s.success()), "kill -{signal} failed");
     }
 
+    /// Waits at most `within` for the child to exit (after [`HttpChild::signal`], say): its
+    /// status, or `None` when it is still running.
+    pub(crate) fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        poll_until_blocking(within, || self.child.try_wait().ok().flatten()).ok()
+    }
+
     /// The stderr lines read so far.
     pub(crate) fn stderr_lines(&self) -> Vec<String> {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
