@@ -303,6 +303,15 @@ fn span_of(request: &Request, served: Served<'_>) -> OperationSpan {
     span
 }
 
+/// A request refused before it was served (the stateless wire's checks, a handshake-era request
+/// without its session): its span, failed with `error`, and its duration.
+pub(crate) fn refused(request: &Request, served: Served<'_>, error: &ProtocolError) {
+    let serving = Serving::start(request, served);
+    let failure = Failure::Code(i64::from(error.code(serving.era()).0));
+    serving.span.fail(failure, &error.to_string());
+    serving.record(&request.method, None, Some(failure));
+}
+
 /// A notification served (`notifications/initialized`, `notifications/cancelled`, …): its
 /// SERVER span, started and ended at once, and its duration.
 pub(crate) fn notification(notification: &Notification, served: Served<'_>, http: Option<&TraceContext>) {

@@ -344,7 +344,11 @@ fn handle_message(
     };
     if stdio_era(&request) == Era::Stateless {
         return match server.validate_stateless(&request, None) {
-            Err(error) => ready(Era::Stateless, Err(error)),
+            Err(error) => {
+                let served = Served { version: Some(ProtocolVersion::STATELESS), ..connection.served() };
+                crate::served::refused(&request, served, &error);
+                ready(Era::Stateless, Err(error))
+            }
             Ok(valid) => {
                 let scope = Scope { peer: Some(connection.peer.clone()), ..Scope::stateless(valid) };
                 Some(answer(executor, request, scope))

@@ -111,6 +111,11 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
         Posted::MissingSession(request) => {
             state.metrics.rejected(&request);
             let error = ProtocolError::InvalidRequest("missing Mcp-Session-Id header: send initialize first".into());
+            crate::served::refused(
+                &request,
+                Served { version: None, session: None, transport: Transport::Tcp },
+                &error,
+            );
             error_response(Some(&request.id), &error, Era::Stateful)
         }
         Posted::Stateless(mut request) => match tool_refusal(&request, access.as_ref(), &state) {

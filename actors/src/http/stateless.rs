@@ -61,6 +61,8 @@ pub(super) async fn serve(
         Ok(valid) => valid,
         Err(error) => {
             state.metrics.rejected(&request);
+            let served = Served { version: Some(ProtocolVersion::STATELESS), session: None, transport: Transport::Tcp };
+            crate::served::refused(&request, served, &error);
             return error_response(Some(&request.id), &error, Era::Stateless);
         }
     };

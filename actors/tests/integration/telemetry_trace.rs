@@ -206,6 +206,21 @@ fn telemetry_errors_and_a_commands_process_are_recorded() {
     assert_eq!(failed["result"]["isError"], true, "{failed}");
     let (_, unknown) = call_traced(server.port, "tools/call", json!({"name": "nope", "arguments": {}}), &parent);
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // Refused before it is served (its Mcp-Name header names another tool): a span all the same.
+    let body = json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "fails", "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "traceparent": parent,
+    }}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "other"),
+    ];
+    let (_, _, mismatch) = http(server.port, "POST", "/mcp", &headers, &body.to_string());
+    assert!(mismatch.contains("-32020"), "{mismatch}");
 
     let tool_error = span_of(&receiver, "errors", "SPAN_KIND_SERVER", "tools/call fails");
     assert_eq!(tool_error["parent_span_id"], caller);
@@ -222,6 +237,15 @@ fn telemetry_errors_and_a_commands_process_are_recorded() {
     let e = attributes(&rpc_error);
     assert_eq!(e["error.type"], "-32602");
     assert_eq!(e["rpc.response.status_code"], "-32602");
+
+    let refused = receiver.wait_span("the refused request's span", |s| {
+        attributes(s).get("error.type").map(String::as_str) == Some("-32020")
+    });
+    assert_eq!(
+        (refused["name"].as_str(), refused["parent_span_id"].as_str()),
+        (Some("tools/call"), Some(caller.as_str()))
+    );
+    assert_eq!(attributes(&refused)["jsonrpc.request.id"], "12");
 
     // The command's process: a child of the call, its exit code, and the context it was given.
     let command = span_of(&receiver, "errors", "SPAN_KIND_INTERNAL", "command");
