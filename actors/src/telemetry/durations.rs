@@ -10,7 +10,7 @@
 //! revisions, and a tool or prompt is named only when the caller knows the catalog has it.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::SystemTime;
@@ -20,7 +20,7 @@ use mcpd::telemetry::semconv::{self, Failure, DURATION_BUCKETS};
 use mcpd::version::ProtocolVersion;
 
 /// Which of the four histograms a series belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Histogram {
     /// `mcp.{side}.operation.duration`.
     Operation(Side),
@@ -69,7 +69,7 @@ impl Histogram {
 }
 
 /// The labels of one series, borrowed from a recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Labels<'a> {
     pub(crate) histogram: Histogram,
     /// `mcp.method.name` (operations only).
@@ -182,24 +182,37 @@ impl Series {
     }
 }
 
-/// FNV-1a: a few instructions a byte for the short labels hashed per recording.
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
+/// FNV-1a over what tells series apart, cheaply: the fixed labels (method, version: a few
+/// dozen values) by their length and first and last bytes, the target's every byte, the rest as
+/// numbers. Equal labels hash equal; the rare collision is told apart by comparing them.
 fn hash(labels: &Labels<'_>) -> u64 {
-    let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
-    labels.hash(&mut hasher);
-    hasher.finish()
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |value: u64| hash = (hash ^ value).wrapping_mul(PRIME);
+    let sketch = |text: &str| {
+        let bytes = text.as_bytes();
+        let edge = |i: Option<&u8>| u64::from(i.copied().unwrap_or_default());
+        (bytes.len() as u64) << 16 | edge(bytes.first()) << 8 | edge(bytes.last())
+    };
+    mix(match labels.histogram {
+        Histogram::Operation(Side::Server) => 1,
+        Histogram::Operation(Side::Client) => 2,
+        Histogram::Session(Side::Server) => 3,
+        Histogram::Session(Side::Client) => 4,
+    });
+    mix(labels.method.map_or(0, sketch));
+    mix(labels.version.map_or(0, sketch));
+    mix(labels.transport as u64);
+    mix(match labels.failure {
+        None => 0,
+        Some(Failure::Code(code)) => code as u64,
+        Some(Failure::ToolError) => 1,
+        Some(Failure::Other) => 2,
+    });
+    for byte in labels.target.unwrap_or_default().as_bytes() {
+        mix(u64::from(*byte));
+    }
+    hash
 }
 
 /// A map keyed by a hash already taken: its key is its own hash.
