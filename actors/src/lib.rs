@@ -133,6 +133,8 @@ mod guide {
     pub struct Serving;
     #[doc = include_str!("../../docs/tasks.md")]
     pub struct Tasks;
+    #[doc = include_str!("../../docs/telemetry.md")]
+    pub struct Telemetry;
     #[doc = include_str!("../../docs/upgrading.md")]
     pub struct Upgrading;
 }

@@ -21,7 +21,6 @@ use mcpd::version::{Era, ProtocolVersion};
 use mcpd::ProtocolError;
 use serde_json::{Map, Value};
 
-use crate::session::SessionShared;
 use crate::telemetry::{self, Incoming, Operation, OperationSpan, Side, TraceHeaders, Transport};
 
 /// The `name` of `tools/call` and `prompts/get`, the `uri` of the resource methods.
@@ -167,16 +166,17 @@ pub(crate) struct ToClient {
 }
 
 impl ToClient {
-    /// Starts the span of request `id` and puts its context into `params._meta`.
-    pub(crate) fn start(method: &str, id: &RequestId, params: &mut Value, shared: &SessionShared) -> ToClient {
+    /// Starts the span of request `id` to the client of the session `served` describes, and
+    /// puts its context into `params._meta`.
+    pub(crate) fn start(method: &str, id: &RequestId, params: &mut Value, served: Served<'_>) -> ToClient {
         let started = Instant::now();
-        let version = shared.negotiated().map(|negotiated| negotiated.version);
+        let version = served.version;
         let span = if telemetry::enabled() {
             let op = Operation {
                 method,
                 request_id: Some(id),
                 protocol_version: version.map(ProtocolVersion::as_str),
-                session_id: Some(shared.id().as_str()),
+                session_id: served.session,
                 transport: Transport::Tcp,
                 ..Operation::default()
             };
@@ -221,17 +221,11 @@ fn answered_at_edge(method: Method) -> bool {
     matches!(method, Method::Initialize | Method::SetLogLevel | Method::Subscribe | Method::Unsubscribe)
 }
 
-/// Where a session's messages are served.
-fn session_served(shared: &SessionShared) -> Served<'_> {
-    let version = shared.negotiated().map(|negotiated| negotiated.version);
-    Served { version, session: Some(shared.id().as_str()), transport: Transport::Tcp }
-}
-
 /// Serves a session's request with `answer`, the transport's own answer to the requests it
 /// answers itself (`None` for the others, which the executor serves and traces): those get their
 /// span and duration here.
 pub(crate) async fn in_session(
-    shared: &SessionShared,
+    served: Served<'_>,
     request: &Request,
     answer: impl Future<Output = Option<Result<Reply, ProtocolError>>>,
 ) -> Option<Result<Reply, ProtocolError>> {
@@ -239,7 +233,7 @@ pub(crate) async fn in_session(
     if !answered_at_edge(method) {
         return answer.await;
     }
-    let serving = Serving::start(request, session_served(shared));
+    let serving = Serving::start(request, served);
     let outcome = answer.await;
     if let Some(outcome) = &outcome {
         serving.finish(method.wire_name().unwrap_or_default(), None, outcome.as_ref());
@@ -249,19 +243,19 @@ pub(crate) async fn in_session(
 
 /// A 2024-11-05 session's `initialize` (that transport negotiates after its stream opened).
 pub(crate) fn initialize_in(
-    shared: &SessionShared,
+    served: Served<'_>,
     request: &Request,
     answer: impl FnOnce() -> Result<Reply, ProtocolError>,
 ) -> Result<Reply, ProtocolError> {
-    let serving = Serving::start(request, session_served(shared));
+    let serving = Serving::start(request, served);
     let outcome = answer();
     serving.finish("initialize", None, outcome.as_ref());
     outcome
 }
 
 /// A session's notification.
-pub(crate) fn in_session_notification(notification: &Notification, shared: &SessionShared) {
-    self::notification(notification, session_served(shared), None);
+pub(crate) fn in_session_notification(notification: &Notification, served: Served<'_>) {
+    self::notification(notification, served, None);
 }
 
 /// The `requestState` of an `input_required` result (the round a retry will carry it from).

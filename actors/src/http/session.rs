@@ -111,7 +111,7 @@ fn deliver(handle: &SessionHandle, message: Message, state: &AppState) -> Option
     match message {
         Message::Request(request) => return Some(request),
         Message::Notification(notification) => {
-            crate::served::in_session_notification(&notification, &handle.shared);
+            crate::served::in_session_notification(&notification, handle.shared.served());
             if let Some(executor) = handle.shared.executor().running() {
                 route_notification(&executor, &notification);
             }
@@ -216,7 +216,7 @@ async fn request_in_session(handle: SessionHandle, request: Request, state: &App
     };
     let method = Method::parse(&request.method);
     let answered = session_method(&request, method, &handle, state, caller.access.as_deref());
-    if let Some(outcome) = crate::served::in_session(&handle.shared, &request, answered).await {
+    if let Some(outcome) = crate::served::in_session(handle.shared.served(), &request, answered).await {
         let result = if outcome.is_ok() { Outcome::Ok } else { Outcome::Error };
         state.metrics.request(method, result, started.elapsed());
         return match outcome {
@@ -428,7 +428,7 @@ pub(super) async fn legacy_messages(
         let method = Method::parse(&request.method);
         let edge = session_method(&request, method, &handle, &state, caller.access.as_deref());
         let answer = if method == Method::Initialize {
-            Some(crate::served::initialize_in(&handle.shared, &request, || {
+            Some(crate::served::initialize_in(handle.shared.served(), &request, || {
                 state.server.initialize(request.params.as_ref()).map(|handshake| {
                     handle.shared.set_negotiated(Negotiated {
                         version: handshake.version,
@@ -437,7 +437,7 @@ pub(super) async fn legacy_messages(
                     Reply::Value(handshake.result)
                 })
             }))
-        } else if let Some(outcome) = crate::served::in_session(&handle.shared, &request, edge).await {
+        } else if let Some(outcome) = crate::served::in_session(handle.shared.served(), &request, edge).await {
             Some(outcome)
         } else if let Some(negotiated) = handle.shared.negotiated() {
             let sink = PeerSink::Standalone(handle.session.clone());

@@ -103,7 +103,7 @@ impl Peer for RequestPeer {
             return Box::pin(std::future::ready(Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, error))));
         };
         let mut params = params;
-        let traced = crate::served::ToClient::start(method, &id, &mut params, &self.shared);
+        let traced = crate::served::ToClient::start(method, &id, &mut params, self.shared.served());
         let sent = self.out.request(jsonrpc::outgoing_message(Some(&id), method, Some(&params)));
         let shared = self.shared.clone();
         let timeout = self.request_timeout;

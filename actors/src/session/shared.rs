@@ -18,7 +18,9 @@ use tokio::sync::oneshot;
 use super::clock::now_ms;
 use super::executor::ExecutorSlot;
 use super::id::SessionId;
+use crate::served::Served;
 use crate::shares::Held;
+use crate::telemetry::Transport;
 
 /// What the handshake agreed on.
 #[derive(Debug, Clone)]
@@ -172,6 +174,12 @@ impl SessionShared {
             return 0;
         }
         now.saturating_sub(self.last_active.load(Ordering::Relaxed))
+    }
+
+    /// Where this session's messages are served, for their spans.
+    pub(crate) fn served(&self) -> Served<'_> {
+        let version = self.negotiated().map(|negotiated| negotiated.version);
+        Served { version, session: Some(self.id.as_str()), transport: Transport::Tcp }
     }
 
     /// The executor of this session's requests (see [`ExecutorSlot`]).
