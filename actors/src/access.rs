@@ -210,6 +210,7 @@ fn client_status(client: &AccessClient, kind: &str) -> Value {
         "name": &*client.name,
         "auth": kind,
         "operator": client.operator,
+        "servers": client.servers,
         "tools": client.tools.patterns(),
         "prompts": client.prompts.patterns(),
         "resources": client.resources.patterns(),
@@ -333,7 +334,7 @@ mod tests {
 
     /// The client `granted` (a token's grant) would be.
     fn token_client(control: &AccessControl, granted: Granted) -> Option<Arc<str>> {
-        let access = Arc::new(Access { granted, rules: Arc::default(), client: None });
+        let access = Arc::new(Access { granted, rules: Arc::default(), client: None, view: None });
         control.for_token(access).client.as_ref().map(|c| c.name.clone())
     }
 

@@ -187,6 +187,8 @@ pub struct ListenerConfig {
     /// The access file's per-client policy (`--access`), if any: its clients' keys admit
     /// requests (beside `--key`), limited to their tools and prompts.
     pub access: Option<std::sync::Arc<crate::access::AccessControl>>,
+    /// The virtual servers, each served at `/mcp/<name>` (`None`: none, and none can come).
+    pub virtual_servers: Option<std::sync::Arc<crate::views::VirtualServers>>,
     /// Each identity's default share of sessions, streams and requests in flight.
     pub shares: crate::shares::ShareConfig,
 }
@@ -206,6 +208,7 @@ impl Default for ListenerConfig {
             sessions: SessionConfig::default(),
             workers: 0,
             access: None,
+            virtual_servers: None,
             shares: crate::shares::ShareConfig::default(),
             settings_file: None,
         }

@@ -21,6 +21,7 @@
 //! | [`access`] | the access file (`--access`): per-client tools, prompts, resources and rate limits, reloadable | the binary loads and reloads it into [`ListenerConfig::access`]; tests build one |
 //! | [`cluster`] | cluster mode (`--redis`): shared `requestState` keys, tasks and sessions over Redis | the binary and `examples/everything` start it before the runtime |
 //! | [`panics`] | panic containment: a panic costs one request or task, is logged once with its location and counted | the binary contains the servers file's reload task with it; tests read its counts |
+//! | [`views`] | the virtual servers in force (`virtualServers` of the servers file), each served at `/mcp/<name>` | the binary loads them into [`ListenerConfig::virtual_servers`] and the gateway replaces them on reload |
 //! | [`reload`] | live reload: watched files, debounced, and `SIGHUP`, calling back one at a time | the binary reloads the servers, declarations and access files with it |
 //!
 //! The rest is private: `runtime` ([`Mcpd`] itself); `supervisor`, `listener`, `session`,
@@ -88,6 +89,7 @@ mod tasks;
 pub mod telemetry;
 mod tool_executor;
 pub mod tools;
+pub mod views;
 
 pub use config::{ConnectionLimits, Limits, ListenerConfig, SessionConfig, TransportMode};
 pub use counts::{ActorCounts, ActorKind};

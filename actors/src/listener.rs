@@ -190,6 +190,7 @@ impl Listener {
             extras: self.extras.clone(),
             tasks: self.tasks.clone(),
             access: config.access.clone(),
+            views: config.virtual_servers.clone(),
         });
         if let Some(access) = &config.access {
             access.install(&self.metrics);

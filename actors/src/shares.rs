@@ -340,6 +340,7 @@ mod tests {
             rate_limit: None,
             limits,
             operator: false,
+            servers: None,
         };
         Access::of_client(Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now())))
     }

@@ -25,12 +25,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::globs::patterns;
+pub use super::globs::{Globs, MAX_PATTERNS};
 use super::granted::Granted;
 
 /// Most clients an access file may name (each is a label value of the metrics).
 pub const MAX_CLIENTS: usize = 1000;
-/// Most patterns in one client's `tools`, `prompts` or `resources`.
-pub const MAX_PATTERNS: usize = 256;
 /// Longest client name.
 pub const MAX_NAME: usize = 64;
 /// Highest `perMinute` and `burst`.
@@ -38,50 +38,6 @@ pub const MAX_RATE: u64 = 1_000_000;
 /// The metrics label of callers that are no client of the file (a `--key` key, a token no entry
 /// matches); not allowed as a client's name.
 pub const ANONYMOUS: &str = "-";
-
-/// A list of name patterns (`*` any run of characters, `?` one), matched against whole names.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Globs {
-    patterns: Vec<String>,
-    compiled: Vec<Vec<char>>,
-}
-
-impl Globs {
-    /// The list of `patterns`.
-    pub fn new(patterns: Vec<String>) -> Self {
-        let compiled = patterns.iter().map(|p| p.chars().collect()).collect();
-        Globs { patterns, compiled }
-    }
-
-    /// Whether some pattern matches all of `name`.
-    pub fn matches(&self, name: &str) -> bool {
-        if self.compiled.is_empty() {
-            return false;
-        }
-        let name: Vec<char> = name.chars().collect();
-        self.compiled.iter().any(|p| crate::config::glob_match(p, &name))
-    }
-
-    /// Whether some pattern may match a name that starts with `prefix` (a resource template's
-    /// text before its first expression): the pattern's text before its first wildcard and
-    /// `prefix` agree as far as both go.
-    pub fn may_match_prefix(&self, prefix: &str) -> bool {
-        self.patterns.iter().any(|pattern| {
-            let literal = &pattern[..pattern.find(['*', '?']).unwrap_or(pattern.len())];
-            literal.starts_with(prefix) || prefix.starts_with(literal)
-        })
-    }
-
-    /// Whether the list has no pattern (then it matches nothing).
-    pub fn is_empty(&self) -> bool {
-        self.patterns.is_empty()
-    }
-
-    /// The patterns as written.
-    pub fn patterns(&self) -> &[String] {
-        &self.patterns
-    }
-}
 
 /// How a client proves who it is.
 #[derive(Clone, PartialEq, Eq)]
@@ -172,6 +128,8 @@ pub struct ClientSpec {
     pub limits: ShareLimits,
     /// Whether it may read the operator routes (`/status`, `/metrics`).
     pub operator: bool,
+    /// The virtual servers (`/mcp/<name>`) it is limited to; `None`: every endpoint.
+    pub servers: Option<Vec<String>>,
 }
 
 /// Why an access file cannot be used (the message names the client and the field).
@@ -187,7 +145,7 @@ fn invalid(message: String) -> AccessFileError {
     AccessFileError { message }
 }
 
-const CLIENT_FIELDS: [&str; 12] = [
+const CLIENT_FIELDS: [&str; 13] = [
     "name",
     "key",
     "keyEnv",
@@ -200,6 +158,7 @@ const CLIENT_FIELDS: [&str; 12] = [
     "rateLimit",
     "limits",
     "operator",
+    "servers",
 ];
 
 /// Reads an access file's text into its clients, in file order.
@@ -264,7 +223,32 @@ fn parse_client(index: usize, entry: &Value) -> Result<ClientSpec, AccessFileErr
         Some(Value::Bool(operator)) => *operator,
         Some(_) => return Err(at("\"operator\" must be true or false".into())),
     };
-    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit, limits, operator })
+    let servers = match entry.get("servers") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(servers(value).map_err(at)?),
+    };
+    Ok(ClientSpec { name, credential, tools, prompts, resources, rate_limit, limits, operator, servers })
+}
+
+/// A client's `servers`: the names of the virtual servers it is limited to (at least one, each
+/// a valid virtual server name, none twice).
+fn servers(value: &Value) -> Result<Vec<String>, String> {
+    const SHAPE: &str =
+        "\"servers\" must be a non-empty array of virtual server names (leave it out for every endpoint)";
+    let Value::Array(items) = value else { return Err(SHAPE.into()) };
+    if items.is_empty() || items.len() > MAX_PATTERNS {
+        return Err(SHAPE.into());
+    }
+    let mut names: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(name) = item else { return Err(SHAPE.into()) };
+        crate::server::view::check_view_name(name).map_err(|problem| format!("\"servers\": {name:?} {problem}"))?;
+        if names.contains(name) {
+            return Err(format!("\"servers\" names {name:?} twice"));
+        }
+        names.push(name.clone());
+    }
+    Ok(names)
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {
@@ -322,24 +306,6 @@ fn credential(entry: &Map<String, Value>) -> Result<Credential, String> {
         (_, None) => Err("give only one of \"key\", \"keyEnv\" and \"keyFile\"".into()),
         (_, Some(_)) => Err("a key and a token match (\"subject\"/\"scopes\") exclude each other".into()),
     }
-}
-
-fn patterns(entry: &Map<String, Value>, field: &str) -> Result<Vec<String>, String> {
-    let items = match entry.get(field) {
-        None => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(format!("{field:?} must be an array of name patterns")),
-    };
-    if items.len() > MAX_PATTERNS {
-        return Err(format!("{field:?} has {} patterns; at most {MAX_PATTERNS} are allowed", items.len()));
-    }
-    items
-        .iter()
-        .map(|item| match item {
-            Value::String(p) if !p.trim().is_empty() => Ok(p.trim().to_owned()),
-            _ => Err(format!("{field:?} must hold only non-empty strings")),
-        })
-        .collect()
 }
 
 fn rate_limit(value: &Value) -> Result<RateLimit, String> {
@@ -480,6 +446,8 @@ pub struct AccessClient {
     pub limits: ShareLimits,
     /// Whether it may read the operator routes.
     pub operator: bool,
+    /// The virtual servers it is limited to (`None`: every endpoint, `/mcp` included).
+    pub servers: Option<Vec<String>>,
     /// Its bucket (with a rate limit).
     bucket: Option<Mutex<TokenBucket>>,
     /// Its calls by outcome.
@@ -497,8 +465,19 @@ impl AccessClient {
             rate_limit: spec.rate_limit,
             limits: spec.limits,
             operator: spec.operator,
+            servers: spec.servers.clone(),
             bucket: spec.rate_limit.map(|limit| Mutex::new(TokenBucket::new(limit, now))),
             calls,
+        }
+    }
+
+    /// Whether it may use the endpoint of the virtual server `view` (`None`: the whole server,
+    /// `/mcp`): a client limited to virtual servers reaches only those.
+    pub fn may_use(&self, view: Option<&str>) -> bool {
+        match (&self.servers, view) {
+            (None, _) => true,
+            (Some(servers), Some(view)) => servers.iter().any(|s| s == view),
+            (Some(_), None) => false,
         }
     }
 
@@ -568,7 +547,7 @@ mod tests {
             (r#"{"clients": [{"name": "-", "key": "k"}]}"#, "clients[0]: name \"-\" is reserved (it labels callers that are no client of the file)"),
             (r#"{"clients": [{"name": "a b", "key": "k"}]}"#, "clients[0]: name \"a b\" may hold only ASCII letters, digits, '_', '-' and '.'"),
             (r#"{"clients": [{"name": "", "key": "k"}]}"#, "clients[0]: name \"\" must have 1 to 64 characters"),
-            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit, limits, operator)"),
+            (r#"{"clients": [{"name": "a", "key": "k", "tool": []}]}"#, "client \"a\": unknown field \"tool\" (expected one of name, key, keyEnv, keyFile, subject, scopes, tools, prompts, resources, rateLimit, limits, operator, servers)"),
             (r#"{"clients": [{"name": "a"}]}"#, "client \"a\": no credential: give one of \"key\", \"keyEnv\", \"keyFile\", or \"subject\"/\"scopes\""),
             (r#"{"clients": [{"name": "a", "key": "k", "keyEnv": "K"}]}"#, "client \"a\": give only one of \"key\", \"keyEnv\" and \"keyFile\""),
             (r#"{"clients": [{"name": "a", "key": "k", "subject": "s"}]}"#, "client \"a\": a key and a token match (\"subject\"/\"scopes\") exclude each other"),
@@ -594,6 +573,20 @@ mod tests {
             error(r#"{"clients": [{"name": "a", "key": "k", "operator": "yes"}]}"#),
             "client \"a\": \"operator\" must be true or false"
         );
+        for (servers, expected) in [
+            ("[]", "\"servers\" must be a non-empty array of virtual server names (leave it out for every endpoint)"),
+            (
+                "\"docs\"",
+                "\"servers\" must be a non-empty array of virtual server names (leave it out for every endpoint)",
+            ),
+            ("[\"a b\"]", "\"servers\": \"a b\" may hold only ASCII letters, digits, '_' and '-'"),
+            ("[\"docs\", \"docs\"]", "\"servers\" names \"docs\" twice"),
+        ] {
+            let text = format!(r#"{{"clients": [{{"name": "a", "key": "k", "servers": {servers}}}]}}"#);
+            assert_eq!(error(&text), format!("client \"a\": {expected}"), "{servers}");
+        }
+        let limited = parse(r#"{"clients": [{"name": "a", "key": "k", "servers": ["docs", "ops"]}]}"#).unwrap();
+        assert_eq!(limited[0].servers.as_deref(), Some(["docs".to_owned(), "ops".to_owned()].as_slice()));
         let operator =
             parse(r#"{"clients": [{"name": "a", "key": "k", "operator": true}, {"name": "b", "key": "j"}]}"#);
         assert_eq!(operator.unwrap().iter().map(|c| c.operator).collect::<Vec<_>>(), [true, false]);

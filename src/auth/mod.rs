@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod challenge;
+pub(crate) mod globs;
 mod granted;
 pub mod identity;
 pub mod oauth;

@@ -70,10 +70,10 @@ impl ToolScopes {
     }
 }
 
-/// What one authenticated caller may do: its grant and the rules (the `tools/list` filter and
-/// the `tools/call` check a transport carries in its request's [`crate::server::Scope`]), and,
-/// for a client of the access file, its allow-lists. [`crate::server::screen`] applies it to
-/// every method.
+/// What one caller may do in one request: its grant and the rules (the `tools/list` filter and
+/// the `tools/call` check a transport carries in its request's [`crate::server::Scope`]), for a
+/// client of the access file its allow-lists, and on a virtual server's endpoint the view it
+/// sees through. [`crate::server::screen`] applies it to every method.
 #[derive(Debug, Clone)]
 pub struct Access {
     /// What the token granted (nothing for an API key).
@@ -83,38 +83,63 @@ pub struct Access {
     /// The access file's client this caller is (its key, or its token's subject or scopes):
     /// it sees and may use only the tools and prompts its globs allow. `None`: no such limit.
     pub client: Option<std::sync::Arc<super::access::AccessClient>>,
+    /// The virtual server the request came to (its endpoint `/mcp/<name>`): only what it
+    /// selects is there, under its names; the rules above judge a renamed tool by its original
+    /// name. `None`: the whole server.
+    pub view: Option<std::sync::Arc<crate::server::view::View>>,
 }
 
 impl Access {
     /// The access of an access-file client recognised by its API key (no token, no scope rule).
     pub fn of_client(client: std::sync::Arc<super::access::AccessClient>) -> Self {
-        Access { granted: Granted::default(), rules: std::sync::Arc::default(), client: Some(client) }
+        Access { granted: Granted::default(), rules: std::sync::Arc::default(), client: Some(client), view: None }
+    }
+
+    /// No limit of its own, seeing through `view` (a caller of a virtual server's endpoint
+    /// whom nothing else limits).
+    pub fn of_view(view: std::sync::Arc<crate::server::view::View>) -> Self {
+        Access { granted: Granted::default(), rules: std::sync::Arc::default(), client: None, view: Some(view) }
+    }
+
+    /// This access seeing through `view`.
+    pub fn through(&self, view: std::sync::Arc<crate::server::view::View>) -> Self {
+        Access { view: Some(view), ..self.clone() }
+    }
+
+    /// The name the caller's rules judge the tool it calls `tool` by: on a virtual server the
+    /// original of a renamed tool (`None` when the view shows no such tool), else `tool`.
+    pub fn tool_original<'a>(&'a self, tool: &'a str) -> Option<&'a str> {
+        match &self.view {
+            Some(view) => view.tool_original(tool),
+            None => Some(tool),
+        }
     }
 
     /// Whether the caller may call (and so see) `tool`.
     pub fn may_call(&self, tool: &str) -> bool {
+        let Some(tool) = self.tool_original(tool) else { return false };
         self.client.as_ref().is_none_or(|c| c.tools.matches(tool))
             && (self.rules.is_empty() || self.rules.missing(tool, &self.granted).is_empty())
     }
 
     /// Whether the caller may get (and so see) `prompt`.
     pub fn may_get_prompt(&self, prompt: &str) -> bool {
-        self.client.as_ref().is_none_or(|c| c.prompts.matches(prompt))
+        self.view.as_ref().is_none_or(|v| v.shows_prompt(prompt))
+            && self.client.as_ref().is_none_or(|c| c.prompts.matches(prompt))
     }
 
     /// Whether the caller may read (and so see, and subscribe to) the resource at `uri`.
     pub fn may_read(&self, uri: &str) -> bool {
-        self.client.as_ref().is_none_or(|c| c.resources.matches(uri))
+        self.view.as_ref().is_none_or(|v| v.shows_resource(uri))
+            && self.client.as_ref().is_none_or(|c| c.resources.matches(uri))
     }
 
     /// Whether the caller sees the resource template `uri_template`: its text itself is
     /// allowed, or some pattern may match a URI it produces (see
-    /// [`super::access::Globs::may_match_prefix`]); reads through it are judged URI by URI.
+    /// [`super::access::Globs::may_see_template`]); reads through it are judged URI by URI.
     pub fn may_see_template(&self, uri_template: &str) -> bool {
-        self.client.as_ref().is_none_or(|c| {
-            let literal = &uri_template[..uri_template.find('{').unwrap_or(uri_template.len())];
-            c.resources.matches(uri_template) || c.resources.may_match_prefix(literal)
-        })
+        self.view.as_ref().is_none_or(|v| v.shows_template(uri_template))
+            && self.client.as_ref().is_none_or(|c| c.resources.may_see_template(uri_template))
     }
 }
 
@@ -140,7 +165,7 @@ mod tests {
         assert_eq!(rules.missing("write_file", &granted(&["admin"])), ["files:write"]);
         assert!(rules.missing("echo", &granted(&[])).is_empty());
         assert_eq!(rules.missing("remote__echo", &granted(&["files:write"])), ["remote"]);
-        let access = Access { granted: granted(&["remote"]), rules: Arc::new(rules), client: None };
+        let access = Access { granted: granted(&["remote"]), rules: Arc::new(rules), client: None, view: None };
         assert!(access.may_call("remote__echo") && access.may_call("echo") && !access.may_call("write_x"));
         assert_eq!(access.rules.rules().count(), 3, "a rule without scopes is dropped");
     }

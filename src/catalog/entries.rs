@@ -250,4 +250,17 @@ impl Catalog {
     pub fn tool_names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
     }
+
+    /// Takes the tool called `name` out, entry and all (to put it back under another name with
+    /// [`Catalog::put_tool`]).
+    pub fn take_tool(&mut self, name: &str) -> Option<ToolEntry> {
+        self.tools.remove(name)
+    }
+
+    /// Adds (or replaces) a tool entry under its definition's name: its handler, lane and header
+    /// parameters as they are.
+    pub fn put_tool(&mut self, entry: ToolEntry) -> &mut Self {
+        self.tools.insert(entry.definition.name.clone(), entry);
+        self
+    }
 }

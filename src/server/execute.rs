@@ -95,7 +95,7 @@ impl McpServer {
         let method = Method::parse(&request.method);
         let catalog = match &scope.catalog {
             Some(catalog) => catalog.clone(),
-            None => self.catalog(),
+            None => self.catalog_for(scope.access.as_deref()),
         };
         // The screen first: a primitive the caller may not see is served from an empty catalog,
         // so that it answers as one that does not exist (the metrics still know the tool).
@@ -345,7 +345,7 @@ mod tests {
         let access = |scopes: &[&str]| {
             let granted =
                 Granted { scopes: scopes.iter().map(|s| s.to_string()).collect(), subject: None, issuer: None };
-            Some(Arc::new(Access { granted, rules: rules.clone(), client: None }))
+            Some(Arc::new(Access { granted, rules: rules.clone(), client: None, view: None }))
         };
         let list = |access| {
             let request = Request::new(RequestId::Number(3), "tools/list", None);

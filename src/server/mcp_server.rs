@@ -128,6 +128,17 @@ impl McpServer {
         self.catalog.snapshot()
     }
 
+    /// A snapshot of the catalog as a caller with `access` has it: on a virtual server's
+    /// endpoint the view's projection (its renamed tools under their new names), else the
+    /// catalog itself.
+    pub fn catalog_for(&self, access: Option<&crate::auth::scopes::Access>) -> Arc<Catalog> {
+        let catalog = self.catalog.snapshot();
+        match access.and_then(|access| access.view.as_ref()) {
+            Some(view) => view.project(&catalog),
+            None => catalog,
+        }
+    }
+
     /// The live catalog, to change it or to listen for changes.
     pub fn live_catalog(&self) -> &Arc<LiveCatalog> {
         &self.catalog

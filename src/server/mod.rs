@@ -16,6 +16,7 @@
 //! | `rounds` | multi round-trip requests (input from the client) |
 //! | `list` | the `*/list` results and their cursors |
 //! | `interest` | catalog changes a client hears about, and their notifications |
+//! | `view` | virtual servers: a selection and renames of the catalog, served at their own endpoint ([`view::View`]) |
 //! | `tasks` | which calls may become tasks, what the runtime runs, `tasks/*` ([`TaskService`]) |
 //! | `options` | server settings and caching hints |
 //! | `mcp_server` | [`McpServer`]: options, catalog, capabilities, keys, the task service |
@@ -40,6 +41,7 @@ mod scope;
 pub mod screen;
 mod stateless;
 mod tasks;
+pub mod view;
 
 pub use execute::{encode_answer, encode_batch, Execution, TimeLimit, ToolOutcome};
 pub use interest::{Announcement, Interest, Subscription};

@@ -4,8 +4,10 @@
 //! new method does not compile without one), and every path that serves a method crosses the
 //! screen before anything else reads the request: [`super::McpServer::execute`] for what the
 //! core dispatches, and the transports for what they answer themselves (`resources/subscribe`,
-//! `subscriptions/listen`). The caller's [`Access`] decides; without one (no access file, no
-//! OAuth, stdio) everything is visible and the screen costs one branch.
+//! `subscriptions/listen`). The caller's [`Access`] decides — its access-file client, its token's
+//! per-tool scopes, and on a virtual server's endpoint the view ([`super::view`]), whose renamed
+//! tools the caller's rules judge by their original names; without one (no access file, no
+//! OAuth, the whole server, stdio) everything is visible and the screen costs one branch.
 //!
 //! What a caller may not see answers exactly as if it did not exist: a hidden tool, prompt or
 //! resource is dispatched against an empty catalog (so it is unknown in the very words of one
@@ -106,14 +108,20 @@ impl<'a> Screen<'a> {
     }
 
     /// Whether the caller may see anything at all of `kind` (an access-file client without
-    /// patterns for it sees nothing of it).
+    /// patterns for it sees nothing of it, nor does a caller of a virtual server selecting none).
     pub fn sees_any(&self, kind: Kind) -> bool {
-        let Some(client) = self.access.and_then(|a| a.client.as_ref()) else { return true };
-        match kind {
-            Kind::Tool => !client.tools.is_empty(),
-            Kind::Prompt => !client.prompts.is_empty(),
-            Kind::Resource | Kind::Template => !client.resources.is_empty(),
-        }
+        let Some(access) = self.access else { return true };
+        let viewed = access.view.as_ref().is_none_or(|view| match kind {
+            Kind::Tool => view.has_tools(),
+            Kind::Prompt => view.has_prompts(),
+            Kind::Resource | Kind::Template => view.has_resources(),
+        });
+        viewed
+            && access.client.as_ref().is_none_or(|client| match kind {
+                Kind::Tool => !client.tools.is_empty(),
+                Kind::Prompt => !client.prompts.is_empty(),
+                Kind::Resource | Kind::Template => !client.resources.is_empty(),
+            })
     }
 
     /// Whether this caller's view of `kind` may differ from another's (then its lists are never
@@ -255,6 +263,7 @@ mod tests {
             rate_limit: None,
             limits: Default::default(),
             operator: false,
+            servers: None,
         };
         Arc::new(Access::of_client(Arc::new(AccessClient::new(&spec, Arc::default(), std::time::Instant::now()))))
     }
@@ -381,6 +390,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A virtual server's view meets a client's patterns in the one screen: the view selects and
+    /// renames, the client's patterns judge a renamed tool by its original name, and whatever
+    /// either hides answers as a tool that does not exist.
+    #[test]
+    fn a_view_is_screened_with_the_callers_own_rules() {
+        let server = McpServer::new(Default::default(), catalog());
+        let views = serde_json::json!({"docs": {"tools": ["docs__*"], "prompts": ["docs__*"],
+            "rename": {"docs__read": {"name": "read", "description": "Reads."}}}});
+        let view = Arc::new(crate::server::view::parse_views(Some(&views)).unwrap().remove(0));
+        let client = client(&["docs__read", "echo"], &["*"], &[]);
+        let viewed = Arc::new(client.through(view.clone()));
+        let list = run(&server, Some(&viewed), Method::ToolsList, json!({}));
+        assert_eq!(
+            list["tools"],
+            json!([{"name": "read", "description": "Reads.", "inputSchema": {"type": "object"}}])
+        );
+        assert_eq!(
+            run(&server, Some(&viewed), Method::ToolsCall, json!({"name": "read"}))["content"][0]["text"],
+            "done"
+        );
+        for hidden in ["docs__read", "docs__write", "echo"] {
+            answers_as_missing(&server, &viewed, Method::ToolsCall, Kind::Tool, hidden);
+        }
+        let prompts = run(&server, Some(&viewed), Method::PromptsList, json!({}));
+        assert_eq!(prompts["prompts"][0]["name"], "docs__intro");
+        assert_eq!(prompts["prompts"].as_array().map(Vec::len), Some(1), "secret is not selected");
+        let screen = Screen::new(Some(&viewed));
+        assert!(!screen.sees_any(Kind::Resource), "the view selects no resource");
+        let alone = Arc::new(Access::of_view(view));
+        let list = run(&server, Some(&alone), Method::ToolsList, json!({}));
+        let names: Vec<&str> = list["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+        assert_eq!(names, ["docs__write", "read"], "the view alone: its selection, renamed");
     }
 
     #[test]

@@ -113,9 +113,24 @@ impl McpServer {
         request: &Request,
         headers: Option<&HttpHeaders<'_>>,
     ) -> Result<StatelessRequest, ProtocolError> {
+        self.validate_stateless_for(request, headers, None)
+    }
+
+    /// [`McpServer::validate_stateless`] for a caller with `access`: the request is checked
+    /// against (and will run on) the catalog as that caller has it ([`McpServer::catalog_for`]:
+    /// a virtual server's tools under their names there).
+    ///
+    /// # Errors
+    /// As [`McpServer::validate_stateless`].
+    pub fn validate_stateless_for(
+        &self,
+        request: &Request,
+        headers: Option<&HttpHeaders<'_>>,
+        access: Option<&crate::auth::scopes::Access>,
+    ) -> Result<StatelessRequest, ProtocolError> {
         let method = Method::parse(&request.method);
         let declared = validate(request, method, headers.map(|h| &h.routing))?;
-        let catalog = self.catalog();
+        let catalog = self.catalog_for(access);
         if let Some(headers) = headers.filter(|_| method == Method::ToolsCall) {
             check_param_headers(request, &catalog, headers)?;
         }

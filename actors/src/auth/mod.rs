@@ -221,7 +221,7 @@ impl Authenticator {
 
     fn grant(&self, claims: Result<Claims, AuthOutcome>) -> Result<Arc<Access>, AuthOutcome> {
         let granted = claims?.check(&self.settings, &self.resource, now())?;
-        Ok(Arc::new(Access { granted, rules: self.rules.clone(), client: None }))
+        Ok(Arc::new(Access { granted, rules: self.rules.clone(), client: None, view: None }))
     }
 }
 

@@ -59,8 +59,12 @@ mod tests {
     #[test]
     fn entries_expire_and_retire_with_their_key_set() {
         let verified = Verified::default();
-        let access =
-            Arc::new(Access { granted: Granted::default(), rules: Arc::new(ToolScopes::default()), client: None });
+        let access = Arc::new(Access {
+            granted: Granted::default(),
+            rules: Arc::new(ToolScopes::default()),
+            client: None,
+            view: None,
+        });
         verified.put("token", access, 100, 0, 7);
         assert!(verified.get("token", 100, |_| 7).is_some());
         assert!(verified.get("token", 101, |_| 7).is_none(), "past its lifetime");

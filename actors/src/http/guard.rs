@@ -13,6 +13,12 @@
 //! OAuth token whose subject or scopes a client names becomes that client. `--key` keys still
 //! admit with everything; without any, an access file means a key (or token) is required. A
 //! client's `tools/call` beyond its rate limit is `429` with `Retry-After`.
+//!
+//! The guard also decides which endpoint a caller may use: `/mcp` (with the 2024-11-05 `/sse`
+//! and `/messages`) is the whole server, `/mcp/<name>` a virtual server, whose view joins the
+//! request's [`Access`] so the screen shows only what it selects. An access-file client limited
+//! to some virtual servers (`"servers"`) finds any other endpoint, `/mcp` included, as a path
+//! that does not exist (`404`).
 
 use actix_web::body::EitherBody;
 use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Transform};
@@ -80,6 +86,13 @@ where
                 Either::Left(Either::Left(ready(Ok(req.into_response(denied).map_into_right_body()))))
             }
             Admission::Admit(access, caller, operator) => {
+                let access = match on_endpoint(req.path(), access, &self.state) {
+                    Ok(access) => access,
+                    Err(NotThere) => {
+                        let absent = super::reply::not_found(req.path());
+                        return Either::Left(Either::Left(ready(Ok(req.into_response(absent).map_into_right_body()))));
+                    }
+                };
                 if let Some(access) = access {
                     req.extensions_mut().insert(access);
                 }
@@ -106,7 +119,16 @@ where
                             if token_operator(&auth, &access) {
                                 req.extensions_mut().insert(Operator);
                             }
-                            req.extensions_mut().insert(access);
+                            let access = match on_endpoint(req.path(), Some(access), &state) {
+                                Ok(access) => access,
+                                Err(NotThere) => {
+                                    let absent = super::reply::not_found(req.path());
+                                    return Ok(req.into_response(absent).map_into_right_body());
+                                }
+                            };
+                            if let Some(access) = access {
+                                req.extensions_mut().insert(access);
+                            }
                             req.extensions_mut().insert(caller);
                             service.call(req).await.map(ServiceResponse::map_into_left_body)
                         }
@@ -201,6 +223,44 @@ fn admission(req: &HttpRequest, state: &AppState) -> Admission {
         Decision::Later => Admission::Wait(auth.clone()),
     }
 }
+
+/// The MCP endpoint a path names: `Some(None)` the whole server (`/mcp`, and the 2024-11-05
+/// `/sse` and `/messages`), `Some(Some(name))` the virtual server `name` (`/mcp/<name>`), `None`
+/// no MCP endpoint.
+fn endpoint(path: &str) -> Option<Option<&str>> {
+    match path {
+        "/mcp" | "/sse" | "/messages" => Some(None),
+        _ => path.strip_prefix("/mcp/").filter(|name| !name.is_empty() && !name.contains('/')).map(Some),
+    }
+}
+
+/// A request's access on the endpoint its path names: on a virtual server's, `access` seeing
+/// through the view (a caller nothing else limits gets the view alone). `Err`: the `404` of a
+/// path that does not exist, for an access-file client the endpoint is not for. A name that is
+/// no virtual server is left to the routes (their `404`).
+fn on_endpoint(path: &str, access: Option<Arc<Access>>, state: &AppState) -> Result<Option<Arc<Access>>, NotThere> {
+    let Some(endpoint) = endpoint(path) else { return Ok(access) };
+    let view = match endpoint {
+        None => None,
+        Some(name) => match state.views.as_ref().and_then(|views| views.get(name)) {
+            Some(view) => Some(view),
+            None => return Ok(access),
+        },
+    };
+    if access.as_ref().and_then(|a| a.client.as_ref()).is_some_and(|client| !client.may_use(endpoint)) {
+        log::debug!("{path} refused: the caller's access-file client is limited to other virtual servers");
+        return Err(NotThere);
+    }
+    Ok(match (view, access) {
+        (None, access) => access,
+        (Some(view), Some(access)) => Some(Arc::new(access.through(view))),
+        (Some(view), None) => Some(Arc::new(Access::of_view(view))),
+    })
+}
+
+/// An endpoint that is not there for the caller: answered as a path that does not exist.
+#[derive(Debug)]
+struct NotThere;
 
 /// The caller a `--key` key the request presents is (compared in constant time); `None` when it
 /// presents none.
@@ -301,7 +361,9 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
     if Method::parse(&request.method) != Method::ToolsCall {
         return None;
     }
-    let tool = request.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str());
+    let named = request.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str());
+    // The caller's rules judge a virtual server's renamed tool by its original name.
+    let tool = named.and_then(|name| access.tool_original(name));
     if let Some(client) = &access.client {
         if let Err(wait) = client.take_call(std::time::Instant::now()) {
             client.calls.add(ClientCallOutcome::Limited);
@@ -317,8 +379,8 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
         }
     }
     let auth = state.auth.as_ref()?;
-    let tool = tool?;
-    let ask = auth.tool_refusal(tool, access)?;
+    let ask = auth.tool_refusal(tool?, access)?;
+    let tool = named?;
     auth.count(AuthOutcome::InsufficientScope);
     log::debug!("tools/call {tool:?} refused: the token lacks a scope it needs");
     let message = format!("Forbidden: tool {tool:?} needs scope {}", ask.join(" "));
@@ -342,4 +404,20 @@ fn rate_limited(request: &Request, client: &AccessClient, wait: std::time::Durat
     let mut response = super::reply::json_bytes(429, body);
     response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(retry));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn the_endpoint_of_a_path() {
+        for whole in ["/mcp", "/sse", "/messages"] {
+            assert_eq!(endpoint(whole), Some(None), "{whole}");
+        }
+        assert_eq!(endpoint("/mcp/docs"), Some(Some("docs")));
+        for other in ["/mcp/", "/mcp/docs/x", "/status", "/metrics", "/mcpx", "/"] {
+            assert_eq!(endpoint(other), None, "{other}");
+        }
+    }
 }

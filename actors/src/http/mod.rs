@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `/mcp` | `POST` | JSON-RPC, every revision ([`mcp`]) |
 //! | `/mcp` | `GET`, `DELETE` (with sessions) | the standalone stream, end a session ([`session`]) |
+//! | `/mcp/<name>` | as `/mcp` | a virtual server: the same, through its view (`404` for a name that is none, or a caller it is not for) |
 //! | `/sse`, `/messages` | `GET`, `POST` (with sessions) | the 2024-11-05 HTTP+SSE transport |
 //! | `/`, `/status` | `GET` | the status JSON |
 //! | `/metrics` | `GET` | Prometheus text |
@@ -71,14 +72,19 @@ pub(crate) fn app(
 /// `GET /sse` + `POST /messages` are served too.
 fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
     const GET: &[&str] = &["GET"];
-    let mcp = web::resource("/mcp").route(web::post().to(mcp::post));
-    let mcp = match mode {
-        TransportMode::StreamableHttp => mcp
-            .route(web::get().to(session::get))
-            .route(web::delete().to(session::delete))
-            .default_service(not_allowed(&["POST", "GET", "DELETE"])),
-        TransportMode::Http => mcp.default_service(not_allowed(&["POST"])),
+    let endpoint = |resource: actix_web::Resource| {
+        let resource = resource.route(web::post().to(mcp::post));
+        match mode {
+            TransportMode::StreamableHttp => resource
+                .route(web::get().to(session::get))
+                .route(web::delete().to(session::delete))
+                .default_service(not_allowed(&["POST", "GET", "DELETE"])),
+            TransportMode::Http => resource.default_service(not_allowed(&["POST"])),
+        }
     };
+    let mcp = endpoint(web::resource("/mcp"));
+    // A virtual server: found when the guard put its view in the request's access.
+    let view = endpoint(web::resource("/mcp/{server}").guard(actix_web::guard::fn_guard(viewed)));
     if mode == TransportMode::StreamableHttp {
         cfg.service(web::resource("/sse").route(web::get().to(session::legacy_sse)))
             .service(web::resource("/messages").route(web::post().to(session::legacy_messages)));
@@ -87,6 +93,7 @@ fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
     // is that of any path that does not exist.
     let operator = || actix_web::guard::fn_guard(guard::is_operator);
     cfg.service(mcp)
+        .service(view)
         .service(web::resource("/status/me").route(web::get().to(status_me)).default_service(not_allowed(GET)))
         .service(
             web::resource("/metrics").guard(operator()).route(web::get().to(metrics)).default_service(not_allowed(GET)),
@@ -105,6 +112,11 @@ fn routes(cfg: &mut web::ServiceConfig, mode: TransportMode) {
         .default_service(web::to(not_found));
 }
 
+/// Whether the guard admitted the request to a virtual server's endpoint.
+fn viewed(ctx: &actix_web::guard::GuardContext<'_>) -> bool {
+    ctx.req_data().get::<std::sync::Arc<mcpd::auth::scopes::Access>>().is_some_and(|access| access.view.is_some())
+}
+
 async fn status(state: web::Data<AppState>) -> HttpResponse {
     let mut status = serde_json::to_value(state.status.snapshot()).unwrap_or_default();
     if let Some(object) = status.as_object_mut() {
@@ -121,6 +133,9 @@ async fn status(state: web::Data<AppState>) -> HttpResponse {
         }
         if let Some(access) = &state.access {
             object.insert("access".into(), access.status_json());
+        }
+        if let Some(views) = &state.views {
+            object.insert("virtualServers".into(), views.status_json());
         }
         object.insert("shares".into(), state.sessions.shares().status_json());
     }
@@ -190,9 +205,5 @@ fn not_allowed(allowed: &'static [&'static str]) -> actix_web::Route {
 }
 
 async fn not_found(req: HttpRequest) -> HttpResponse {
-    reply::plain_error(
-        404,
-        ErrorCode::INVALID_REQUEST,
-        format!("Not found: {}; the MCP endpoint is POST /mcp", req.path()),
-    )
+    reply::not_found(req.path())
 }

@@ -32,6 +32,12 @@ pub(crate) fn error_response(id: Option<&RequestId>, error: &ProtocolError, era:
     json_bytes(error.http_status(era), Outgoing::Error { id, error: &object }.to_vec())
 }
 
+/// `404` for a path that is no route (or an endpoint that is not there for the caller: the same
+/// answer, so an endpoint's existence does not show).
+pub(crate) fn not_found(path: &str) -> HttpResponse {
+    plain_error(404, ErrorCode::INVALID_REQUEST, format!("Not found: {path}; the MCP endpoint is POST /mcp"))
+}
+
 /// An error that is about the HTTP exchange itself (no request id).
 pub(crate) fn plain_error(code: u16, rpc_code: ErrorCode, message: String) -> HttpResponse {
     let object = ErrorObject::new(rpc_code, message);

@@ -74,8 +74,8 @@ pub(super) async fn create(request: Request, state: &AppState, caller: Caller) -
     };
     if let Some(cluster) = state.cluster() {
         let id = handle.shared.id().as_str();
-        let owner = handle.shared.owner();
-        if let Err(error) = cluster.records().create(id, &negotiated, owner, state.session_config.idle_timeout).await {
+        let bound = (handle.shared.owner(), handle.shared.endpoint());
+        if let Err(error) = cluster.records().create(id, &negotiated, bound, state.session_config.idle_timeout).await {
             state.sessions.remove(handle.shared.id());
             handle.session.do_send(StopSession { reason: EndReason::Shutdown });
             state.metrics.request(Method::Initialize, Outcome::Error, started.elapsed());
@@ -390,8 +390,9 @@ pub(super) async fn legacy_messages(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let caller = super::guard::caller_of(&req);
-    let Some(handle) = state.sessions.get(&query.session_id).filter(|h| h.shared.serves(caller.identity.as_ref()))
-    else {
+    // A 2024-11-05 session is the whole server's (a virtual server's sessions are not here).
+    let found = state.sessions.get(&query.session_id).filter(|h| h.shared.endpoint().is_none());
+    let Some(handle) = found.filter(|h| h.shared.serves(caller.identity.as_ref())) else {
         if state.sessions.get(&query.session_id).is_some() {
             EdgeCounters::bump(&state.metrics.edge().sessions_refused);
         }

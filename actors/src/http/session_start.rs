@@ -1,7 +1,8 @@
 //! Starting and finding sessions for the HTTP edge: a new session for `initialize` (within the
 //! cap and its opener's share), the session a request names (this instance's, or in cluster
-//! mode one adopted from its record), served only to the identity that opened it, and a
-//! request run on the session's executor, which its first request starts.
+//! mode one adopted from its record), served only to the identity that opened it and on the
+//! endpoint it was opened on (`/mcp` or a virtual server's `/mcp/<name>`), and a request run on
+//! the session's executor, which its first request starts.
 
 use std::sync::Arc;
 
@@ -61,23 +62,31 @@ pub(super) fn spawn_session(
     }
     let id = SessionId::random().map_err(|e| SpawnError::NoRandomness(e.to_string()))?;
     let opener = (owner.identity.clone(), owner.access.as_deref());
-    let handle = start_session(state, id, negotiated, legacy_sse, opener, Some(share));
+    let endpoint = endpoint_of(owner).map(str::to_owned);
+    let handle = start_session(state, id, negotiated, legacy_sse, (opener, endpoint), Some(share));
     state.sessions.insert(handle.clone());
     // Counted here, synchronously: the actor's started() runs only after this handler yields.
     state.metrics.session_opened();
     Ok(handle)
 }
 
-/// Starts a session actor and its executor (not registered), bound to `owner`.
+/// The virtual server a caller's request came to (`None`: the whole server).
+fn endpoint_of(caller: &Caller) -> Option<&str> {
+    caller.access.as_ref().and_then(|access| access.view.as_ref()).map(|view| view.name())
+}
+
+/// Starts a session actor and its executor (not registered), bound to `owner` and the endpoint
+/// it is opened on.
 fn start_session(
     state: &AppState,
     id: SessionId,
     negotiated: Option<Negotiated>,
     legacy_sse: bool,
-    (owner, owner_access): (Option<Identity>, Option<&Access>),
+    ((owner, owner_access), endpoint): ((Option<Identity>, Option<&Access>), Option<String>),
     share: Option<Held>,
 ) -> SessionHandle {
-    let mut shared = SessionShared::new(id, negotiated, state.limits.max_in_flight).owned_by(owner);
+    let mut shared =
+        SessionShared::new(id, negotiated, state.limits.max_in_flight).owned_by(owner).on_endpoint(endpoint.as_deref());
     if let Some(share) = share {
         shared = shared.holding(share);
     }
@@ -122,12 +131,17 @@ pub(super) fn run_in_session(
 
 /// The session `id` names for `caller`: this instance's, or (cluster mode) one another
 /// instance created, adopted here from its record in Redis. A session another identity opened
-/// is answered exactly as one that does not exist (and the refusal counted). The error is the
-/// response to send.
+/// is answered exactly as one that does not exist (and the refusal counted), and so is one
+/// opened on another endpoint (`/mcp` or another virtual server). The error is the response to
+/// send.
 pub(super) async fn find_session(state: &AppState, id: &str, caller: &Caller) -> Result<SessionHandle, HttpResponse> {
     let handle = find_any_session(state, id).await?;
     if !handle.shared.serves(caller.identity.as_ref()) {
         EdgeCounters::bump(&state.metrics.edge().sessions_refused);
+        return Err(session_not_found());
+    }
+    if handle.shared.endpoint() != endpoint_of(caller) {
+        log::debug!("session {id}: used on another endpoint than its own; answered as an unknown session");
         return Err(session_not_found());
     }
     Ok(handle)
@@ -151,7 +165,8 @@ async fn find_any_session(state: &AppState, id: &str) -> Result<SessionHandle, H
     let handle = state.sessions.get_or_insert_with(id, || {
         adopted = true;
         let (negotiated, owner) = (Some(record.negotiated.clone()), record.owner.clone());
-        start_session(state, SessionId::adopted(id), negotiated, false, (owner, None), None)
+        let bound = ((owner, None), record.endpoint.clone());
+        start_session(state, SessionId::adopted(id), negotiated, false, bound, None)
     });
     if adopted {
         state.metrics.session_opened();

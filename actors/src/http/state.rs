@@ -54,6 +54,8 @@ pub(crate) struct AppState {
     pub tasks: Option<crate::tasks::Tasks>,
     /// The access file's per-client policy (`--access`), when there is one.
     pub access: Option<Arc<crate::access::AccessControl>>,
+    /// The virtual servers, each served at `/mcp/<name>`.
+    pub views: Option<Arc<crate::views::VirtualServers>>,
 }
 
 /// A provider of extra status fields (an object merged into the status JSON).

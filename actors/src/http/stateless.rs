@@ -57,7 +57,7 @@ pub(super) async fn serve(
     caller: Caller,
 ) -> HttpResponse {
     let Caller { access, identity } = caller;
-    let valid = match state.server.validate_stateless(&request, Some(headers)) {
+    let valid = match state.server.validate_stateless_for(&request, Some(headers), access.as_deref()) {
         Ok(valid) => valid,
         Err(error) => {
             state.metrics.rejected(&request);

@@ -230,6 +230,7 @@ impl Session {
             log_level: self.shared.log_level(),
             subscriptions: self.interest.uris().to_vec(),
             owner: self.shared.owner().cloned(),
+            endpoint: self.shared.endpoint().map(str::to_owned),
         };
         let news = ctx.address().recipient();
         // The record lives an idle time from the session's last use, wherever that was.

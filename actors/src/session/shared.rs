@@ -48,6 +48,9 @@ pub(crate) struct SessionShared {
     /// Who opened it (`None`: the anonymous caller of a server without authentication): only
     /// that identity is served.
     owner: Option<Identity>,
+    /// The virtual server it was opened on (`None`: the whole server, `/mcp`): only that
+    /// endpoint knows it.
+    endpoint: Option<Arc<str>>,
     /// Whether a use by another identity was logged already (one line per session).
     refusal_logged: AtomicBool,
     /// The owner's share this session holds (given back when the session's state goes).
@@ -81,6 +84,7 @@ impl SessionShared {
             next_request: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
             owner: None,
+            endpoint: None,
             refusal_logged: AtomicBool::new(false),
             share: None,
             executor: ExecutorSlot::default(),
@@ -104,6 +108,19 @@ impl SessionShared {
     /// Who opened it.
     pub(crate) fn owner(&self) -> Option<&Identity> {
         self.owner.as_ref()
+    }
+
+    /// Binds the session to the endpoint it was opened on (a virtual server's name; `None`:
+    /// the whole server).
+    #[must_use]
+    pub(crate) fn on_endpoint(mut self, endpoint: Option<&str>) -> Self {
+        self.endpoint = endpoint.map(Arc::from);
+        self
+    }
+
+    /// The virtual server it was opened on (`None`: the whole server).
+    pub(crate) fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
     }
 
     /// Whether `caller` may use the session: the identity that opened it (compared in constant

@@ -61,6 +61,8 @@ pub(crate) struct RecordCopy {
     pub subscriptions: Vec<String>,
     /// The identity that opened it.
     pub owner: Option<Identity>,
+    /// The virtual server it was opened on (`None`: the whole server).
+    pub endpoint: Option<String>,
 }
 
 /// What a store found refreshing a session's record ([`SessionStore::keep_alive`]).

@@ -54,6 +54,7 @@ use crate::client::{ClientError, ClientManager, NotificationHook, ServerRecord, 
 use crate::counts::ActorCounts;
 use crate::panics::{self, Site};
 use crate::tools::remote_metrics::RemoteMetrics;
+use crate::views::VirtualServers;
 
 mod federation;
 mod forward;
@@ -67,7 +68,7 @@ use health::GatewayHealth;
 pub use health::{RemoteHealth, SKIPPED_SHOWN};
 pub use reload::{diff_servers, ServersDiff};
 use servers::{export, shown};
-pub use servers::{load_servers, prefix_for, SEPARATOR};
+pub use servers::{load_servers, load_servers_file, prefix_for, ServersConfig, SEPARATOR};
 
 #[derive(Debug)]
 struct Remote {
@@ -90,6 +91,8 @@ pub struct Gateway {
     remote_metrics: Arc<RemoteMetrics>,
     /// Held while a reload is applied: one at a time, in order.
     reloading: tokio::sync::Mutex<()>,
+    /// The virtual servers the servers file declares (replaced on reload), when served.
+    views: Mutex<Option<Arc<VirtualServers>>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -142,6 +145,7 @@ impl Gateway {
                 federation: Mutex::default(),
                 remote_metrics: Arc::new(RemoteMetrics::default()),
                 reloading: tokio::sync::Mutex::new(()),
+                views: Mutex::new(None),
             };
             for record in records {
                 gateway.add_remote(record);
@@ -150,6 +154,12 @@ impl Gateway {
         });
         gateway.install_federation();
         gateway
+    }
+
+    /// Keeps `views` (the endpoint's virtual servers) in step with the servers file: a reload
+    /// replaces them with the file's `virtualServers`.
+    pub fn serve_views(&self, views: Arc<VirtualServers>) {
+        *self.views.lock().unwrap_or_else(PoisonError::into_inner) = Some(views);
     }
 
     /// Every remote's id, in file order.
@@ -209,15 +219,21 @@ impl Gateway {
     /// # Errors
     /// Why the file was not used.
     pub async fn reload_file(self: &Arc<Self>, path: &Path) -> Result<ServersDiff, String> {
-        let records = load_servers(path).map_err(|error| {
+        let config = load_servers_file(path).map_err(|error| {
             log::warn!("servers file {} not reloaded, the remotes in force stay: {error}", path.display());
             error
         })?;
-        let diff = self.apply(records).await;
-        if diff.is_empty() {
-            log::info!("servers file {} reloaded: no remote changed", path.display());
-        } else {
-            log::info!("servers file {} reloaded: {diff}", path.display());
+        let diff = self.apply(config.records).await;
+        let views = self.views.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let views = views.map(|views| views.replace(config.views)).unwrap_or_default();
+        match (diff.is_empty(), views.is_empty()) {
+            (true, true) => log::info!("servers file {} reloaded: nothing changed", path.display()),
+            (_, true) => log::info!("servers file {} reloaded: {diff}", path.display()),
+            (_, false) => log::info!(
+                "servers file {} reloaded: {diff}; virtual servers changed [{}]",
+                path.display(),
+                views.join(", ")
+            ),
         }
         Ok(diff)
     }

@@ -45,6 +45,7 @@ mod gateway_e2e;
 mod gateway_federation;
 mod gateway_passthrough;
 mod gateway_reload;
+mod gateway_views;
 mod hostile_remote;
 mod http_endpoint;
 mod http_guard;

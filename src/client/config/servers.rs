@@ -139,6 +139,11 @@ impl ServersFile {
         self.nodes().find(|(k, _)| k.as_str() == name).map(|(k, v)| resolve_entry(&self.raw, Some((k.as_str(), v))))
     }
 
+    /// A member of the file's root other than the servers (a gateway's `virtualServers`, say).
+    pub fn root_member(&self, key: &str) -> Option<&Value> {
+        self.raw.get(key)
+    }
+
     /// Whether the file has an `mcpServers` object (a file without one lists no server, which
     /// a caller that expects servers may refuse).
     pub fn has_mcp_servers(&self) -> bool {

@@ -162,6 +162,9 @@ fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>
         store,
     );
     gateway.filter_federated(settings.prompt_filter.clone(), settings.resource_filter.clone());
+    if let Some(views) = &settings.listener.virtual_servers {
+        gateway.serve_views(views.clone());
+    }
     Some(gateway)
 }
 

@@ -19,7 +19,7 @@ use mcpd_actors::access::AccessControl;
 use mcpd_actors::client::ServerRecord;
 use mcpd_actors::tools::commands::{load_declarations, CommandOptions, CommandTools, Declarations};
 use mcpd_actors::tools::files::{self, FileToolOptions};
-use mcpd_actors::tools::gateway::load_servers;
+use mcpd_actors::tools::gateway::load_servers_file;
 use mcpd_actors::tools::paths::ProjectRoot;
 use mcpd_actors::tools::prompts::{load_prompts, PromptOptions};
 use mcpd_actors::tools::reach::{Callers, FileTools, ProjectReach};
@@ -170,11 +170,11 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     // Commands may run up to their own maximum; the server's limit must not cut them first.
     let max_command_time = tool_options.commands.max_timeout;
     let command_options = tool_options.commands.clone();
-    let remotes = match &servers_file {
-        Some(path) => load_servers(path).map_err(usage)?,
-        None => Vec::new(),
-    };
+    let servers = servers_file.as_deref().map(load_servers_file).transpose().map_err(usage)?;
+    let (remotes, views) = servers.map_or((Vec::new(), None), |config| (config.records, Some(config.views)));
     let mut listener = listener_config(args, &props, max_command_time)?;
+    // With a servers file, virtual servers may come with a reload even when it declares none.
+    listener.virtual_servers = views.map(|views| Arc::new(mcpd_actors::views::VirtualServers::new(views)));
     if listener.access.is_some() && args.port.is_none() {
         warnings.push("the access file applies to HTTP only (-p): stdio has one client, served everything".into());
     }
@@ -464,6 +464,7 @@ fn listener_config(args: &ServeArgs, props: &Properties, max_command_time: Durat
             Some(path) => Some(AccessControl::load(&path).map_err(usage)?),
             None => None,
         },
+        virtual_servers: None,
     })
 }
 

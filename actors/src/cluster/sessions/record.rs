@@ -4,7 +4,8 @@
 //! (un)subscriptions, deleted by DELETE.
 //!
 //! The hash holds `version`, `caps` (the client's capabilities, JSON), `owner` (the identity that
-//! opened it), `level` (the log level set) and `sub:<uri>` for each resource subscription. It
+//! opened it), `endpoint` (the virtual server it was opened on, when not the whole server),
+//! `level` (the log level set) and `sub:<uri>` for each resource subscription. It
 //! expires after the idle time; the instances holding the session refresh it while it is used
 //! ([`Records::keep_alive`], at most every quarter of the idle time). A change of the record is
 //! published on the bus in the same round trip, so every instance's copy takes it. A DELETE
@@ -54,6 +55,8 @@ pub(crate) struct SessionRecord {
     pub subscriptions: Vec<String>,
     /// The identity that opened it (every instance serves only that one).
     pub owner: Option<Identity>,
+    /// The virtual server it was opened on (every instance serves it there only).
+    pub endpoint: Option<String>,
 }
 
 /// The commands that write `copy` as the record `key`, expiring after `idle`.
@@ -73,6 +76,9 @@ fn write(copy: &RecordCopy, key: &str, idle: Duration) -> redis::Pipeline {
     }
     if let Some(owner) = &copy.owner {
         pipe.cmd("HSET").arg(key).arg("owner").arg(owner.as_str()).ignore();
+    }
+    if let Some(endpoint) = &copy.endpoint {
+        pipe.cmd("HSET").arg(key).arg("endpoint").arg(endpoint).ignore();
     }
     for uri in &copy.subscriptions {
         pipe.cmd("HSET").arg(key).arg(format!("sub:{uri}")).arg("1").ignore();
@@ -102,7 +108,7 @@ impl Records {
         &self,
         session: &str,
         negotiated: &Negotiated,
-        owner: Option<&Identity>,
+        (owner, endpoint): (Option<&Identity>, Option<&str>),
         idle: Duration,
     ) -> Result<(), Unreachable> {
         let copy = RecordCopy {
@@ -110,6 +116,7 @@ impl Records {
             log_level: None,
             subscriptions: Vec::new(),
             owner: owner.cloned(),
+            endpoint: endpoint.map(str::to_owned),
         };
         write(&copy, &record_key(session), idle)
             .query_async::<()>(&mut self.link.connection())
@@ -132,11 +139,12 @@ impl Records {
         let mut caps = None;
         let mut log_level = None;
         let mut subscriptions = Vec::new();
-        let mut owner = None;
+        let (mut owner, mut endpoint) = (None, None);
         for (field, value) in fields {
             match field.as_str() {
                 "version" => version = ProtocolVersion::parse(&value),
                 "owner" => owner = Some(Identity::from_stored(&value)),
+                "endpoint" => endpoint = Some(value),
                 "caps" => caps = serde_json::from_str::<Value>(&value).ok(),
                 "level" => log_level = LogLevel::parse(&value),
                 _ => {
@@ -153,6 +161,7 @@ impl Records {
             log_level,
             subscriptions,
             owner,
+            endpoint,
         }))
     }
 

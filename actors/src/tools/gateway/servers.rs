@@ -1,5 +1,5 @@
-//! The servers file and the names the gateway gives: [`load_servers`] reads a desktop-host
-//! `mcpServers` file into records, [`prefix_for`] makes a server's name the prefix of what it
+//! The servers file and the names the gateway gives: [`load_servers_file`] reads a desktop-host
+//! `mcpServers` file into records (and its `virtualServers` into views), [`prefix_for`] makes a server's name the prefix of what it
 //! exports (`<prefix>__<name>`, [`SEPARATOR`]), and an exported entry is named and marked with
 //! its server here (tools here, prompts in `federation`).
 //!
@@ -10,6 +10,7 @@ use std::path::Path;
 
 use mcpd::client::config::{ConfigError, ServerEntry, ServersFile};
 use mcpd::model::Tool;
+use mcpd::server::view::{parse_views, View};
 use mcpd::tasks::TaskSupport;
 
 use crate::client::ServerRecord;
@@ -17,19 +18,38 @@ use crate::client::ServerRecord;
 /// The separator between server and tool in exported names.
 pub const SEPARATOR: &str = "__";
 
-/// Reads a servers file into records (one per entry; stdio entries start a child). Which
-/// entries are stdio servers is the core's one rule (`mcpd::client::config`): an explicit
-/// `type` / `transport` decides, else an entry with `command` (or `args`) is one.
+/// What a servers file configures: its remotes, in file order, and its virtual servers.
+#[derive(Debug)]
+pub struct ServersConfig {
+    /// One record per entry of `mcpServers`.
+    pub records: Vec<ServerRecord>,
+    /// The views of `virtualServers`, each served at `/mcp/<name>`.
+    pub views: Vec<View>,
+}
+
+/// Reads a servers file into records (one per entry; stdio entries start a child).
 ///
 /// # Errors
-/// A message naming the file or the entry that cannot be used.
+/// As [`load_servers_file`].
 pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
+    load_servers_file(path).map(|config| config.records)
+}
+
+/// Reads a servers file: its remotes (one per entry; stdio entries start a child) and its
+/// virtual servers. Which entries are stdio servers is the core's one rule
+/// (`mcpd::client::config`): an explicit `type` / `transport` decides, else an entry with
+/// `command` (or `args`) is one.
+///
+/// # Errors
+/// A message naming the file, the entry or the virtual server that cannot be used.
+pub fn load_servers_file(path: &Path) -> Result<ServersConfig, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let file = match ServersFile::parse(&text) {
         Ok(file) if file.has_mcp_servers() => file,
         Err(ConfigError::Json(e)) => return Err(format!("{} is not valid JSON: {e}", path.display())),
         _ => return Err(format!("{} has no mcpServers object", path.display())),
     };
+    let views = parse_views(file.root_member("virtualServers"))?;
     let mut records = Vec::new();
     for (name, server) in file.entries() {
         let server = server.map_err(|e| format!("server {name}: {e}"))?;
@@ -45,7 +65,7 @@ pub fn load_servers(path: &Path) -> Result<Vec<ServerRecord>, String> {
             ..ServerRecord::with_server(name, server)
         });
     }
-    Ok(records)
+    Ok(ServersConfig { records, views })
 }
 
 /// The prefix for a server name: `[a-z0-9_-]`, no `__`, unique among `taken`.
