@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcpd::client::config::{timeout_seconds, ConfigDocument, ServerEntry, StdioCommand, Transport};
+use mcpd::client::config::{timeout_seconds, ConfigDocument, Prefixing, ServerEntry, StdioCommand, Transport};
 use mcpd::client::list::ListLimits;
 use mcpd::client::task::task_wait_seconds;
 use mcpd::model::Tool;
@@ -32,6 +32,9 @@ pub struct ServerRecord {
     /// How long a tool call waits for a task the server made of it, in seconds (clamped to
     /// 1–86400; default 3600).
     pub task_wait_secs: u64,
+    /// How a gateway names what the server exports (its entry's `prefix`; the client itself
+    /// ignores it).
+    pub prefix: Prefixing,
 }
 
 impl ServerRecord {
@@ -44,6 +47,7 @@ impl ServerRecord {
             tools: Vec::new(),
             list_limits: ListLimits::default(),
             task_wait_secs: task_wait_seconds(None),
+            prefix: Prefixing::Always,
         }
     }
 
@@ -66,7 +70,7 @@ impl ServerRecord {
     }
 
     /// Whether `other` configures the same server in every field: id, entry (a document compared
-    /// as JSON, key order aside), time limits and listing bounds. The tools last fetched do not
+    /// as JSON, key order aside), time limits, listing bounds and the gateway's naming. The tools last fetched do not
     /// count. A reload keeps the connection of a record whose configuration is the same.
     pub fn same_configuration(&self, other: &ServerRecord) -> bool {
         let entry = match (&self.server, &other.server) {
@@ -79,6 +83,7 @@ impl ServerRecord {
             && self.timeout_secs == other.timeout_secs
             && self.list_limits == other.list_limits
             && self.task_wait_secs == other.task_wait_secs
+            && self.prefix == other.prefix
     }
 
     pub(super) fn connection_key(&self) -> String {

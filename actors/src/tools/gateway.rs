@@ -5,7 +5,9 @@
 //! Names: `<server>__<tool>`, where `<server>` is the entry's name lowered to `[a-z0-9_-]` with
 //! runs of other characters (and of `_`) collapsed to one `_`, and made unique with `_2`, `_3`…
 //! The first `__` of an exported name therefore always separates server from tool, so no two
-//! remote tools can collide. A remote that is down makes its tools fail with `isError: true` and
+//! prefixed remote tools can collide. An entry's `"prefix": "never"` exports its remote's own
+//! names instead; a servers file whose unprefixed names would collide is refused before it is
+//! put in force (`names`), and once in force a name stays with whoever serves it (`exports`). A remote that is down makes its tools fail with `isError: true` and
 //! the reason; a remote's `notifications/tools/list_changed` refreshes its tools here (and so
 //! reaches this server's own clients).
 //!
@@ -35,15 +37,17 @@
 //!
 //! This file holds the [`Gateway`] — its remotes, connections and catalog — and what ties its
 //! parts together: a reload put in force, the tools listed and retried, each call and lane.
-//! The parts are files of their own, each taking nothing from this one: `servers` (the servers
-//! file, prefixes and exported names), `reload` (what a reload changes), `health` (what is known
-//! of each remote), `forward` (what a call carries and brings back) and `federation`.
+//! The parts are files of their own: `servers` (the servers file, prefixes and exported names),
+//! `reload` (what a reload changes), `health` (what is known of each remote), `forward` (what a
+//! call carries and brings back), taking nothing from this one; `exports` (a remote's tools
+//! in the catalog), `names` (the check of unprefixed names) and `federation`, which add to the
+//! gateway's own methods.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcpd::catalog::{BoxFuture, LaneCall, LaneResult, LiveCatalog, ToolError, ToolLane};
-use mcpd::client::list::check_tool_name;
 use mcpd::config::ToolFilter;
 use mcpd::context::ToolContext;
 use mcpd::model::{CallToolResult, Implementation};
@@ -56,9 +60,11 @@ use crate::panics::{self, Site};
 use crate::tools::remote_metrics::RemoteMetrics;
 use crate::views::VirtualServers;
 
+mod exports;
 mod federation;
 mod forward;
 mod health;
+mod names;
 mod reload;
 mod servers;
 
@@ -67,13 +73,16 @@ use forward::{call_meta, pass_through, trace_context, unattributed_handlers};
 use health::GatewayHealth;
 pub use health::{RemoteHealth, SKIPPED_SHOWN};
 pub use reload::{diff_servers, ServersDiff};
-use servers::{export, shown};
+use servers::Naming;
 pub use servers::{load_servers, load_servers_file, prefix_for, ServersConfig, SEPARATOR};
 
 #[derive(Debug)]
 struct Remote {
     id: String,
+    /// Its prefix (kept while it is in the file, also while its entry says `"prefix": "never"`).
     prefix: String,
+    /// How what it exports is named: behind the prefix, or not.
+    naming: Naming,
 }
 
 /// The gateway over a set of remotes.
@@ -83,6 +92,13 @@ pub struct Gateway {
     filter: ToolFilter,
     /// The remotes in force, in file order (changed by [`Gateway::apply`]).
     remotes: Mutex<Vec<Remote>>,
+    /// The tools each remote exports now, by remote id (what a refresh or a removal takes out).
+    /// Its lock is taken inside the live catalog's update, never the other way round.
+    exported: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// The credentials of the remotes' OAuth, for the managers a reload's check lists with.
+    store: Option<Arc<dyn CredentialStore>>,
+    /// The servers file last reloaded, the reloads and the last refusal (the status).
+    file: Mutex<FileStatus>,
     /// What is known of each remote (the status endpoint, the retries).
     health: GatewayHealth,
     /// The remotes' prompts, resources and templates this server serves.
@@ -93,6 +109,21 @@ pub struct Gateway {
     reloading: tokio::sync::Mutex<()>,
     /// The virtual servers the servers file declares (replaced on reload), when served.
     views: Mutex<Option<Arc<VirtualServers>>>,
+    /// The actor counts (the check of a reload's unprefixed names connects with them).
+    counts: Arc<ActorCounts>,
+}
+
+/// The servers file as the gateway last read it.
+#[derive(Debug, Default)]
+struct FileStatus {
+    path: Option<std::path::PathBuf>,
+    reloads: u64,
+    last_error: Option<String>,
+}
+
+/// How the gateway presents itself to its remotes.
+fn client_info() -> Implementation {
+    Implementation::new("mcpd-gateway", env!("CARGO_PKG_VERSION"))
 }
 
 impl std::fmt::Debug for Gateway {
@@ -131,9 +162,8 @@ impl Gateway {
                 }
             });
             let handlers = unattributed_handlers(hook);
-            let mut manager =
-                ClientManager::new(handlers, Implementation::new("mcpd-gateway", env!("CARGO_PKG_VERSION")), counts);
-            if let Some(store) = store {
+            let mut manager = ClientManager::new(handlers, client_info(), counts.clone());
+            if let Some(store) = store.clone() {
                 manager = manager.with_credentials(store);
             }
             let gateway = Gateway {
@@ -141,6 +171,10 @@ impl Gateway {
                 live,
                 filter,
                 remotes: Mutex::new(Vec::new()),
+                exported: Mutex::default(),
+                store,
+                file: Mutex::default(),
+                counts,
                 health: GatewayHealth::default(),
                 federation: Mutex::default(),
                 remote_metrics: Arc::new(RemoteMetrics::default()),
@@ -171,31 +205,43 @@ impl Gateway {
     /// its prefix is the first free one, its metrics series and health are registered.
     fn add_remote(&self, record: ServerRecord) {
         self.remote_metrics.register(&record.id);
-        let prefix = {
+        let naming = {
             let mut remotes = self.remotes.lock().unwrap_or_else(PoisonError::into_inner);
             let taken: Vec<String> = remotes.iter().map(|r| r.prefix.clone()).collect();
             let prefix = prefix_for(&record.id, &taken);
-            remotes.push(Remote { id: record.id.clone(), prefix: prefix.clone() });
-            prefix
+            let naming = Naming::new(&prefix, record.prefix);
+            remotes.push(Remote { id: record.id.clone(), prefix, naming: naming.clone() });
+            naming
         };
-        self.health.reset(&record, prefix);
+        self.health.reset(&record, naming.prefix());
         self.manager.upsert(record);
     }
 
     /// Puts the remotes of a servers file read again in force (see the module documentation):
     /// removed ones are forgotten and disconnected, added ones connected and listed, changed
     /// ones replaced, unchanged ones left alone with their connection. Returns what changed.
-    pub async fn apply(self: &Arc<Self>, records: Vec<ServerRecord>) -> ServersDiff {
+    ///
+    /// # Errors
+    /// A name of an unprefixed remote that collides with another's or with this server's own
+    /// (checked as [`Gateway::check_names_at_start`] checks): nothing is changed.
+    pub async fn apply(self: &Arc<Self>, records: Vec<ServerRecord>) -> Result<ServersDiff, String> {
         let _one_at_a_time = self.reloading.lock().await;
         let old: Vec<ServerRecord> = self.remote_ids().iter().filter_map(|id| self.manager.record(id)).collect();
         let diff = diff_servers(&old, records);
+        self.check_names(&diff).await?;
         for id in &diff.removed {
-            self.remotes.lock().unwrap_or_else(PoisonError::into_inner).retain(|r| r.id != *id);
-            self.forget_remote(id);
+            let prefix = {
+                let mut remotes = self.remotes.lock().unwrap_or_else(PoisonError::into_inner);
+                let prefix = remotes.iter().find(|r| r.id == *id).and_then(|r| r.naming.prefix().map(str::to_owned));
+                remotes.retain(|r| r.id != *id);
+                prefix
+            };
+            self.forget_remote(id, prefix.as_deref());
             self.manager.remove(id).await;
         }
         for record in &diff.changed {
-            self.health.reset(record, self.prefix_of(&record.id).unwrap_or_default());
+            let naming = self.rename(record);
+            self.health.reset(record, naming.as_ref().and_then(Naming::prefix));
             self.manager.upsert(record.clone());
             // A new connection for the new configuration (the old session is DELETEd).
             self.manager.invalidate(&record.id).await;
@@ -209,7 +255,15 @@ impl Gateway {
             .sort_by_key(|r| diff.order.iter().position(|id| *id == r.id).unwrap_or(usize::MAX));
         let relist: Vec<&str> = diff.changed.iter().chain(&diff.added).map(|r| r.id.as_str()).collect();
         futures_util::future::join_all(relist.into_iter().map(|id| self.refresh(id))).await;
-        diff
+        Ok(diff)
+    }
+
+    /// A changed remote's naming, as its record now says (its prefix kept).
+    fn rename(&self, record: &ServerRecord) -> Option<Naming> {
+        let mut remotes = self.remotes.lock().unwrap_or_else(PoisonError::into_inner);
+        let remote = remotes.iter_mut().find(|r| r.id == record.id)?;
+        remote.naming = Naming::new(&remote.prefix, record.prefix);
+        Some(remote.naming.clone())
     }
 
     /// Reads the servers file at `path` again and puts it in force ([`Gateway::apply`]). A file
@@ -219,11 +273,21 @@ impl Gateway {
     /// # Errors
     /// Why the file was not used.
     pub async fn reload_file(self: &Arc<Self>, path: &Path) -> Result<ServersDiff, String> {
-        let config = load_servers_file(path).map_err(|error| {
+        let refused = |error: String| {
             log::warn!("servers file {} not reloaded, the remotes in force stay: {error}", path.display());
+            let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+            file.path = Some(path.to_owned());
+            file.last_error = Some(error.clone());
             error
-        })?;
-        let diff = self.apply(config.records).await;
+        };
+        let config = load_servers_file(path).map_err(&refused)?;
+        let diff = self.apply(config.records).await.map_err(refused)?;
+        {
+            let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+            file.path = Some(path.to_owned());
+            file.reloads += 1;
+            file.last_error = None;
+        }
         let views = self.views.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let views = views.map(|views| views.replace(config.views)).unwrap_or_default();
         match (diff.is_empty(), views.is_empty()) {
@@ -241,16 +305,9 @@ impl Gateway {
     /// Forgets everything a remote exported — its tools (clients hear `tools/list_changed`),
     /// its prompts, resources and templates, its metrics series, its health — once it left the
     /// servers file.
-    fn forget_remote(self: &Arc<Self>, id: &str) {
-        let prefix = self.health.remove(id).map(|h| h.prefix);
-        if let Some(prefix) = prefix {
-            let prefix = format!("{prefix}{SEPARATOR}");
-            self.live.update(|catalog| {
-                for name in catalog.tool_names().into_iter().filter(|n| n.starts_with(&prefix)) {
-                    catalog.remove_tool(&name);
-                }
-            });
-        }
+    fn forget_remote(self: &Arc<Self>, id: &str, prefix: Option<&str>) {
+        self.health.remove(id);
+        self.forget_tools(id, prefix);
         self.remote_metrics.remove(id);
         // Its prompts, resources and templates, its URI claims and subscriptions.
         self.forget_federated(id);
@@ -290,7 +347,7 @@ impl Gateway {
     /// federates, `resources/updated` reaches this server's subscribers of the URI.
     fn remote_notification(self: &Arc<Self>, id: &str, method: &str, params: &Value) {
         // The client names the remote by its record id, which is its name in the file.
-        if self.prefix_of(id).is_none() {
+        if self.naming_of(id).is_none() {
             return;
         }
         let (gateway, id) = (self.clone(), id.to_owned());
@@ -309,82 +366,14 @@ impl Gateway {
         }
     }
 
-    /// The prefix of the remote `id`'s tools and prompts.
-    fn prefix_of(&self, id: &str) -> Option<String> {
+    /// How the remote `id`'s tools and prompts are named.
+    fn naming_of(&self, id: &str) -> Option<Naming> {
         self.remotes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .find(|r| r.id == id)
-            .map(|r| r.prefix.clone())
-    }
-
-    /// Fetches one remote's tools and replaces its exported tools, then what it federates
-    /// (prompts, resources, templates; taken out when it is down). Entries the listing skipped,
-    /// and tools whose exported name would break the tool name rules, are left out and shown in
-    /// the remote's health.
-    pub async fn refresh(self: &Arc<Self>, id: &str) {
-        let Some(remote_prefix) = self.prefix_of(id) else { return };
-        let outcome = panics::contain(Site::Gateway, self.manager.refresh_tools(id))
-            .await
-            .unwrap_or_else(|panic| Err(ClientError::from(panic)));
-        // A reload replaced or removed the remote meanwhile: this listing is of the old one (the
-        // new configuration is listed by its own refresh).
-        if matches!(outcome, Err(ClientError::ConfigChanged)) || self.prefix_of(id).as_deref() != Some(&*remote_prefix)
-        {
-            return;
-        }
-        let prefix = format!("{remote_prefix}{SEPARATOR}");
-        let (mut skipped, mut skipped_count) = (Vec::new(), 0);
-        let mut exported = Vec::new();
-        if let Ok(listing) = &outcome {
-            skipped.extend(listing.skipped.iter().take(SKIPPED_SHOWN).map(ToString::to_string));
-            skipped_count = listing.skipped_count;
-            for tool in &listing.items {
-                let tool = export(tool, &remote_prefix, id);
-                match check_tool_name(&tool.name) {
-                    Ok(()) if self.filter.allows(&tool.name) => exported.push(tool),
-                    Ok(()) => {}
-                    Err(reason) => {
-                        log::warn!("gateway: not exporting a tool of {id}: {reason}");
-                        skipped_count += 1;
-                        if skipped.len() < SKIPPED_SHOWN {
-                            skipped.push(format!("tool exported as {:?}: {reason}", shown(&tool.name)));
-                        }
-                    }
-                }
-            }
-        }
-        let count = exported.len();
-        let gateway = self.clone();
-        self.live.update(|catalog| {
-            for name in catalog.tool_names().into_iter().filter(|n| n.starts_with(&prefix)) {
-                catalog.remove_tool(&name);
-            }
-            for tool in exported {
-                // The server's id and the tool's remote name, shared by every call (no copies).
-                let names = Arc::new((id.to_owned(), tool.name.strip_prefix(&prefix).unwrap_or(&tool.name).to_owned()));
-                let lane =
-                    ToolName::new(&names.1).map(|tool| Lane { gateway: gateway.clone(), server: Arc::from(id), tool });
-                let gateway = gateway.clone();
-                let handler = move |arguments: Map<String, Value>, ctx: ToolContext| {
-                    let (gateway, names) = (gateway.clone(), names.clone());
-                    async move { gateway.call(&names.0, &names.1, arguments, ctx).await }
-                };
-                match lane {
-                    Some(lane) => catalog.add_tool_with_lane(tool, handler, lane),
-                    None => catalog.add_tool(tool, handler),
-                };
-            }
-        });
-        if skipped_count > skipped.len() {
-            skipped.push(format!("… and {} more", skipped_count - skipped.len()));
-        }
-        self.health.set(id, outcome.as_ref().map(|_| count).map_err(ToString::to_string), skipped);
-        if let Err(e) = &outcome {
-            log::warn!("gateway: remote {id} is down: {e}");
-        }
-        self.refresh_federated(id, outcome.is_ok()).await;
+            .map(|r| r.naming.clone())
     }
 
     /// Calls a remote tool for the caller of `ctx`, passing through what happens meanwhile (see
@@ -425,7 +414,7 @@ impl Gateway {
                 remote.prompts = counts.prompts;
                 remote.resources = counts.resources;
                 remote.templates = counts.templates;
-                remote.collisions = counts.collisions;
+                remote.collisions.extend(counts.collisions);
                 remote.skipped.extend(counts.notes);
                 remote
             })
@@ -435,6 +424,22 @@ impl Gateway {
     /// The health as JSON (for the status endpoint).
     pub fn health_json(&self) -> Value {
         health::to_json(self.health())
+    }
+
+    /// Names the servers file the remotes were read from (the status shows it).
+    pub fn read_from(&self, path: &Path) {
+        self.file.lock().unwrap_or_else(PoisonError::into_inner).path = Some(path.to_owned());
+    }
+
+    /// The status JSON's `serversFile`: the file, the reloads put in force and why the last one
+    /// was refused (`null` once one succeeds).
+    pub fn file_json(&self) -> Value {
+        let file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        serde_json::json!({
+            "file": file.path.as_ref().map(|p| p.display().to_string()),
+            "reloads": file.reloads,
+            "lastError": file.last_error,
+        })
     }
 
     /// Closes every connection (DELETE sessions, stop children).
@@ -507,13 +512,14 @@ mod tests {
             catalog.add_tool(tool("b__t"), |_a: Map<String, Value>, _c| async { Ok(CallToolResult::text("")) });
             catalog.add_tool(tool("docs__t"), |_a: Map<String, Value>, _c| async { Ok(CallToolResult::text("")) });
         });
-        let diff = gateway.apply(vec![down("docs"), down("Docs")]).await;
+        let diff = gateway.apply(vec![down("docs"), down("Docs")]).await.unwrap();
         assert_eq!(
             (diff.removed.as_slice(), diff.unchanged.as_slice()),
             (["b".to_owned()].as_slice(), ["Docs".to_owned()].as_slice())
         );
         let health = gateway.health();
-        let shown: Vec<(&str, &str)> = health.iter().map(|h| (h.name.as_str(), h.prefix.as_str())).collect();
+        let shown: Vec<(&str, &str)> =
+            health.iter().map(|h| (h.name.as_str(), h.prefix.as_deref().unwrap_or_default())).collect();
         assert_eq!(shown, [("docs", "docs_2"), ("Docs", "docs")], "file order; kept prefixes");
         assert_eq!(live.snapshot().tool_names(), ["docs__t"], "b's tools are gone");
         gateway.close().await;

@@ -182,7 +182,8 @@ impl ToolReport {
         self
     }
 
-    /// The status JSON's `projectDir`, `toolSets` (with `gateway`), `prompts` and `remotes`.
+    /// The status JSON's `projectDir`, `toolSets` (with `gateway`), `prompts`, `remotes` and (with
+    /// a gateway) `serversFile`.
     pub fn status_json(&self) -> Value {
         let remotes = self.gateway.as_ref().map_or_else(|| json!([]), |gateway| gateway.health_json());
         let mut tool_sets: Map<String, Value> =
@@ -190,6 +191,9 @@ impl ToolReport {
         tool_sets.insert(ToolSet::Gateway.label().into(), json!(self.gateway_tools()));
         let mut status = json!({ "projectDir": self.project_dir, "toolSets": tool_sets, "remotes": remotes });
         status["prompts"] = json!({ "declared": self.prompts });
+        if let Some(gateway) = &self.gateway {
+            status["serversFile"] = gateway.file_json();
+        }
         if let Some(project) = &self.project {
             status["project"] = project.status_json();
         }

@@ -229,7 +229,7 @@ async fn a_remote_added_while_unreachable_joins_on_retry() {
     let live = Arc::new(LiveCatalog::new(mcpd::Catalog::new()));
     let gateway = Gateway::new(Vec::new(), live.clone(), ToolFilter::from_value(None), Arc::default());
     gateway.retry_every(Duration::from_millis(200));
-    let diff = gateway.apply(vec![ServerRecord::new("late", document)]).await;
+    let diff = gateway.apply(vec![ServerRecord::new("late", document)]).await.unwrap();
     assert_eq!(diff.added.len(), 1);
     assert!(!gateway.health()[0].up && live.snapshot().tool_names().is_empty(), "{:?}", gateway.health());
 

@@ -43,6 +43,7 @@ mod gateway;
 mod gateway_access;
 mod gateway_e2e;
 mod gateway_federation;
+mod gateway_names;
 mod gateway_passthrough;
 mod gateway_reload;
 mod gateway_views;

@@ -78,6 +78,10 @@ pub enum ConfigError {
     /// server: callers put `server <name>: ` before them.)
     #[display("command must be a non-empty string")]
     CommandNotString,
+    /// An entry's `prefix` (a gateway's naming) is neither `"always"` nor `"never"`; holds the
+    /// value as JSON.
+    #[display("prefix must be \"always\" or \"never\", not {_0}")]
+    Prefix(#[error(not(source))] String),
     /// A stdio entry's `args` is an array holding something other than strings.
     #[display("args must be strings")]
     ArgNotString,

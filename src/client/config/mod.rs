@@ -98,7 +98,7 @@ pub use error::ConfigError;
 pub use oauth::{ClientOAuthSettings, OAuthGrant, SecretSource, DEFAULT_OAUTH_ALGORITHM, OAUTH_ALGORITHMS};
 pub use patch::Field;
 pub use resolve::{ServerConfig, DEFAULT_SERVER_NAME};
-pub use servers::{ServerEntry, ServersFile, StdioCommand};
+pub use servers::{Prefixing, ServerEntry, ServersFile, StdioCommand};
 pub use transport::Transport;
 
 /// The per-server timeout when none (or a non-number) is given, in seconds.

@@ -62,6 +62,16 @@ impl StdioCommand {
     }
 }
 
+/// How a gateway names what a remote exports (the entry's `"prefix"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Prefixing {
+    /// `<server>__<name>`: the remote's names behind its own prefix (the default).
+    #[default]
+    Always,
+    /// The remote's tool and prompt names as they are.
+    Never,
+}
+
 /// How one configured server is reached: the two kinds the stdio rule tells apart.
 #[derive(Debug, Clone)]
 pub enum ServerEntry {
@@ -189,6 +199,20 @@ impl ServersFile {
         crate::client::task::task_wait_seconds(
             node.and_then(|node| node.get("taskWaitSeconds")).and_then(Value::as_i64),
         )
+    }
+
+    /// An entry's `prefix`: `"always"` (also when absent or `null`) or `"never"`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Prefix`] for any other value (callers put `server <name>: ` before it).
+    pub fn prefixing(&self, name: &str) -> Result<Prefixing, ConfigError> {
+        let node = self.nodes().find(|(k, _)| k.as_str() == name).map(|(_, node)| node);
+        match node.and_then(|node| node.get("prefix")) {
+            None | Some(Value::Null) => Ok(Prefixing::Always),
+            Some(Value::String(value)) if value == "always" => Ok(Prefixing::Always),
+            Some(Value::String(value)) if value == "never" => Ok(Prefixing::Never),
+            Some(other) => Err(ConfigError::Prefix(other.to_string())),
+        }
     }
 
     /// An entry's listing bounds: `maxListPages` and `maxListItems`, integers clamped by
@@ -429,6 +453,34 @@ mod tests {
         assert_eq!(file.list_limits("zero"), ListLimits { max_pages: 1, max_items: 1 });
         assert_eq!(file.list_limits("text"), ListLimits::default());
         assert_eq!(file.list_limits("missing"), ListLimits::default());
+    }
+
+    #[test]
+    fn an_entry_is_prefixed_unless_it_says_never() {
+        let file = ServersFile::from_value(json!({"mcpServers": {
+            "plain": {"url": "https://a/"},
+            "always": {"url": "https://a/", "prefix": "always"},
+            "never": {"command": "x", "prefix": "never"},
+            "null": {"url": "https://a/", "prefix": null},
+            "odd": {"url": "https://a/", "prefix": "sometimes"},
+            "number": {"url": "https://a/", "prefix": 0}
+        }}))
+        .unwrap();
+        for (name, expected) in [
+            ("plain", Prefixing::Always),
+            ("always", Prefixing::Always),
+            ("never", Prefixing::Never),
+            ("null", Prefixing::Always),
+        ] {
+            assert_eq!(file.prefixing(name), Ok(expected), "{name}");
+        }
+        assert_eq!(
+            file.prefixing("odd").unwrap_err().to_string(),
+            "prefix must be \"always\" or \"never\", not \"sometimes\""
+        );
+        assert_eq!(file.prefixing("number").unwrap_err().to_string(), "prefix must be \"always\" or \"never\", not 0");
+        let Some(Ok(ServerEntry::Http(document))) = file.entry("always") else { panic!("always is an HTTP entry") };
+        assert!(document.resolve().is_ok(), "prefix is no field of an HTTP entry's own rules");
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<(), Fatal> {
 async fn stdio(settings: Settings) -> Result<(), Fatal> {
     let counts = Arc::new(ActorCounts::new());
     let gateway = gateway(&settings, counts.clone());
+    check_names(&settings, gateway.as_ref()).await?;
     if let Some(gateway) = &gateway {
         // Remote tools are listed from the first tools/list on.
         gateway.refresh_all().await;
@@ -88,6 +89,7 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
         cluster.as_ref().map(Cluster::task_store),
     );
     let gateway = gateway(&settings, runtime.counts());
+    check_names(&settings, gateway.as_ref()).await?;
     let (resource_counts, file_watch) = settings.resources.clone();
     let report = ToolReport::new(settings.exposed.clone(), &settings.project_dir, gateway.clone())
         .with_prompts(settings.exposed_prompts)
@@ -165,7 +167,20 @@ fn gateway(settings: &Settings, counts: Arc<ActorCounts>) -> Option<Arc<Gateway>
     if let Some(views) = &settings.listener.virtual_servers {
         gateway.serve_views(views.clone());
     }
+    if let Some(path) = &settings.servers_file {
+        gateway.read_from(path);
+    }
     Some(gateway)
+}
+
+/// Refuses to start when an unprefixed remote's names collide with another's or with this
+/// server's own (they are listed first): exit 2 with every collision named.
+async fn check_names(settings: &Settings, gateway: Option<&Arc<Gateway>>) -> Result<(), Fatal> {
+    let Some(gateway) = gateway else { return Ok(()) };
+    gateway.check_names_at_start().await.map_err(|collisions| {
+        let file = settings.servers_file.as_ref().map_or_else(String::new, |p| format!(" {}", p.display()));
+        Fatal::usage(format!("servers file{file}: {collisions}"))
+    })
 }
 
 /// Watches the servers file, the tools of the declarations file and the access file (HTTP),

@@ -46,7 +46,7 @@ use mcpd::model::{GetPromptResult, Prompt, ReadResourceResult, Resource, Resourc
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::servers::clipped;
+use super::servers::{clipped, Naming};
 use super::Gateway;
 use crate::client::{ClientError, Listable};
 use crate::panics::{self, Site};
@@ -96,14 +96,14 @@ impl Gateway {
     }
 
     /// Lists a remote's prompts, resources and templates.
-    async fn list_claims(&self, id: &str, prefix: &str) -> RemoteClaims {
+    async fn list_claims(&self, id: &str, naming: &Naming) -> RemoteClaims {
         let (prompts, resources, templates) = futures_util::future::join3(
             self.list_kind::<Prompt>(id),
             self.list_kind::<Resource>(id),
             self.list_kind::<ResourceTemplate>(id),
         )
         .await;
-        let claims = listings::claims_of(id, prefix, prompts, resources, templates);
+        let claims = listings::claims_of(id, naming, prompts, resources, templates);
         for note in &claims.notes {
             log::warn!("gateway: remote {id}: {note}");
         }
@@ -113,8 +113,8 @@ impl Gateway {
     /// Lists what `id` federates when it is `up` (else takes it all out) and rebuilds the
     /// catalog's federated prompts, resources and templates.
     pub(super) async fn refresh_federated(self: &Arc<Self>, id: &str, up: bool) {
-        let claims = match (up, self.prefix_of(id)) {
-            (true, Some(prefix)) => Some(self.list_claims(id, &prefix).await),
+        let claims = match (up, self.naming_of(id)) {
+            (true, Some(naming)) => Some(self.list_claims(id, &naming).await),
             _ => None,
         };
         self.apply_claims(id, claims);
@@ -173,6 +173,17 @@ impl Gateway {
                 self.remote_subscription(server, uri, true);
             }
         }
+    }
+
+    /// Every federated prompt (its name here) with the remote that serves it.
+    pub(super) fn federated_prompts(&self) -> Vec<(String, String)> {
+        let federation = self.federation.lock().unwrap_or_else(PoisonError::into_inner);
+        federation.prompts.iter().map(|(name, export)| (name.clone(), export.owner.clone())).collect()
+    }
+
+    /// Whether `enabledPrompts` lets a remote's prompt be exported as `name`.
+    pub(super) fn prompt_allowed(&self, name: &str) -> bool {
+        self.federation.lock().unwrap_or_else(PoisonError::into_inner).filters.prompts.allows(name)
     }
 
     /// The federated counts of `id`.
@@ -380,7 +391,10 @@ mod tests {
         RemoteClaims {
             prompts: prompts
                 .iter()
-                .map(|p| (export_prompt(&Prompt::new(*p, "A prompt.", Vec::new()), prefix, prefix), (*p).to_owned()))
+                .map(|p| {
+                    let naming = Naming::new(prefix, mcpd::client::config::Prefixing::Always);
+                    (export_prompt(&Prompt::new(*p, "A prompt.", Vec::new()), &naming, prefix), (*p).to_owned())
+                })
                 .collect(),
             resources: keyed(resources.iter().map(|u| Resource::new(*u, *u, "text/plain")).collect()),
             templates: keyed(templates.iter().map(|t| ResourceTemplate::new(*t, *t, "text/plain")).collect()),

@@ -18,8 +18,8 @@ use crate::client::{ClientError, ServerRecord};
 pub struct RemoteHealth {
     /// The server's name in the file.
     pub name: String,
-    /// The prefix of its exported tools.
-    pub prefix: String,
+    /// The prefix of its exported tools and prompts (`None`: its entry says `"prefix": "never"`).
+    pub prefix: Option<String>,
     /// `stdio`, `streamable_http` or `sse`.
     pub transport: String,
     /// Whether the last contact succeeded.
@@ -32,8 +32,8 @@ pub struct RemoteHealth {
     pub resources: usize,
     /// Resource templates it serves here.
     pub templates: usize,
-    /// The URIs, templates and prompts it claims that another serves (an earlier remote in the
-    /// file, or this server itself), as messages (the first ten; then how many more).
+    /// The tools, URIs, templates and prompts it claims that another serves (another remote, or
+    /// this server itself), as messages (the first ten of each kind; then how many more).
     pub collisions: Vec<String>,
     /// The last error, if the last contact failed.
     pub error: Option<String>,
@@ -52,7 +52,7 @@ pub(super) struct GatewayHealth(Mutex<HashMap<String, RemoteHealth>>);
 
 impl GatewayHealth {
     /// A remote's health as before its first contact.
-    pub(super) fn reset(&self, record: &ServerRecord, prefix: String) {
+    pub(super) fn reset(&self, record: &ServerRecord, prefix: Option<&str>) {
         let transport = match &record.server {
             ServerEntry::Stdio(_) => "stdio",
             ServerEntry::Http(document) => match document.resolve().map(|c| c.transport) {
@@ -62,7 +62,7 @@ impl GatewayHealth {
         };
         let health = RemoteHealth {
             name: record.id.clone(),
-            prefix,
+            prefix: prefix.map(str::to_owned),
             transport: transport.to_owned(),
             up: false,
             tools: 0,
@@ -94,6 +94,14 @@ impl GatewayHealth {
                     entry.error = Some(error);
                 }
             }
+        }
+    }
+
+    /// The tools of a remote's last listing that another remote, or this server, exports under
+    /// the same name (left out of the catalog).
+    pub(super) fn set_collisions(&self, id: &str, collisions: Vec<String>) {
+        if let Some(entry) = self.0.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id) {
+            entry.collisions = collisions;
         }
     }
 

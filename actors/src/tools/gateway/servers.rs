@@ -1,14 +1,15 @@
 //! The servers file and the names the gateway gives: [`load_servers_file`] reads a desktop-host
-//! `mcpServers` file into records (and its `virtualServers` into views), [`prefix_for`] makes a server's name the prefix of what it
-//! exports (`<prefix>__<name>`, [`SEPARATOR`]), and an exported entry is named and marked with
-//! its server here (tools here, prompts in `federation`).
+//! `mcpServers` file into records (and its `virtualServers` into views), [`prefix_for`] makes a
+//! server's name the prefix of what it exports (`<prefix>__<name>`, [`SEPARATOR`]), or its
+//! entry's `"prefix": "never"` keeps the remote's own names ([`Naming`]), and an exported entry
+//! is named and marked with its server here (tools here, prompts in `federation`).
 //!
 //! These are rules with no state: every other part of the gateway (the reload, the federation,
 //! the tools' listing) takes them from this file, which takes nothing from theirs.
 
 use std::path::Path;
 
-use mcpd::client::config::{ConfigError, ServerEntry, ServersFile};
+use mcpd::client::config::{ConfigError, Prefixing, ServerEntry, ServersFile};
 use mcpd::model::Tool;
 use mcpd::server::view::{parse_views, View};
 use mcpd::tasks::TaskSupport;
@@ -58,10 +59,12 @@ pub fn load_servers_file(path: &Path) -> Result<ServersConfig, String> {
         }
         let (timeout_secs, list_limits) = (file.timeout_seconds(&name), file.list_limits(&name));
         let task_wait_secs = file.task_wait_seconds(&name);
+        let prefix = file.prefixing(&name).map_err(|e| format!("server {name}: {e}"))?;
         records.push(ServerRecord {
             timeout_secs,
             list_limits,
             task_wait_secs,
+            prefix,
             ..ServerRecord::with_server(name, server)
         });
     }
@@ -89,6 +92,34 @@ pub fn prefix_for(name: &str, taken: &[String]) -> String {
     candidate
 }
 
+/// How one remote's tools and prompts are named here: behind its prefix, or (`"prefix":
+/// "never"`) as they are at the remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Naming {
+    /// The prefix, when the names are prefixed.
+    prefix: Option<String>,
+}
+
+impl Naming {
+    /// The naming of a remote whose prefix is `prefix` and whose entry says `prefixing`.
+    pub(super) fn new(prefix: &str, prefixing: Prefixing) -> Self {
+        Naming { prefix: (prefixing == Prefixing::Always).then(|| prefix.to_owned()) }
+    }
+
+    /// The name here of the remote's `name`.
+    pub(super) fn exported(&self, name: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}{SEPARATOR}{name}"),
+            None => name.to_owned(),
+        }
+    }
+
+    /// The prefix, when the remote's names are prefixed.
+    pub(super) fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref()
+    }
+}
+
 /// A name as a message shows it: at most 60 characters.
 pub(super) fn shown(name: &str) -> String {
     clipped(name, 60)
@@ -107,9 +138,9 @@ pub(super) fn clipped(text: &str, max: usize) -> String {
 /// own for clients that take tasks (the remote's task, if it makes one, is followed by mcpd's
 /// client meanwhile). A remote `required` is therefore no burden on mcpd's clients, and
 /// cancelling mcpd's task drops the call, which cancels the remote's.
-pub(super) fn export(tool: &Tool, prefix: &str, server: &str) -> Tool {
+pub(super) fn export(tool: &Tool, naming: &Naming, server: &str) -> Tool {
     let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
-    exported.name = format!("{prefix}{SEPARATOR}{}", tool.name);
+    exported.name = naming.exported(&tool.name);
     exported.description = Some(marked(server, tool.description.as_deref()));
     exported
 }
@@ -133,8 +164,10 @@ mod tests {
             plain.clone().with_task_support(TaskSupport::Required),
             plain.clone().with_task_support(TaskSupport::Forbidden),
         ] {
-            let exported = export(&remote, "ci", "CI");
+            let exported = export(&remote, &Naming::new("ci", Prefixing::Always), "CI");
             assert_eq!(exported.name, "ci__build");
+            let unprefixed = export(&remote, &Naming::new("ci", Prefixing::Never), "CI");
+            assert_eq!(unprefixed.name, "build");
             assert_eq!(exported.description.as_deref(), Some("[CI] Builds."));
             assert_eq!(exported.task_support(), TaskSupport::Optional, "{remote:?}");
         }

@@ -12,17 +12,17 @@ use mcpd::model::{Prompt, Resource, ResourceTemplate};
 use super::claims::{Claim, RemoteClaims};
 use crate::client::ClientError;
 use crate::tools::gateway::health::SKIPPED_SHOWN;
-use crate::tools::gateway::servers::{marked, shown, SEPARATOR};
+use crate::tools::gateway::servers::{marked, shown, Naming};
 
 /// One listing at a remote: its entries, `None` when the remote does not offer the kind, or why
 /// it failed.
 pub(super) type ListOutcome<T> = Result<Option<Listing<T>>, ClientError>;
 
 /// What a remote claims from its listings of prompts, resources and templates (`id` its name,
-/// `prefix` the prefix of what it exports).
+/// `naming` how what it exports is named).
 pub(super) fn claims_of(
     id: &str,
-    prefix: &str,
+    naming: &Naming,
     prompts: ListOutcome<Prompt>,
     resources: ListOutcome<Resource>,
     templates: ListOutcome<ResourceTemplate>,
@@ -30,7 +30,7 @@ pub(super) fn claims_of(
     let mut notes = Vec::new();
     let mut claims = RemoteClaims::default();
     for prompt in entries(prompts, "prompt", &mut notes) {
-        let exported = export_prompt(&prompt, prefix, id);
+        let exported = export_prompt(&prompt, naming, id);
         match check_tool_name(&exported.name) {
             Ok(()) => claims.prompts.push((exported, prompt.name)),
             Err(reason) => note(&mut notes, format!("prompt exported as {:?}: {reason}", shown(&exported.name))),
@@ -78,11 +78,11 @@ pub(super) fn keyed<T: Listed>(items: Vec<T>) -> Vec<Claim<T>> {
         .collect()
 }
 
-/// A remote's prompt as this server exports it: `<prefix>__<name>`, its description marked with
-/// the server's name (as its tools' are).
-pub(super) fn export_prompt(prompt: &Prompt, prefix: &str, server: &str) -> Prompt {
+/// A remote's prompt as this server exports it: `<prefix>__<name>` (or its own name, unprefixed),
+/// its description marked with the server's name (as its tools' are).
+pub(super) fn export_prompt(prompt: &Prompt, naming: &Naming, server: &str) -> Prompt {
     let mut exported = prompt.clone();
-    exported.name = format!("{prefix}{SEPARATOR}{}", prompt.name);
+    exported.name = naming.exported(&prompt.name);
     exported.description = Some(marked(server, prompt.description.as_deref()));
     exported
 }
