@@ -193,6 +193,13 @@ impl ResourceContents {
             ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
         }
     }
+
+    /// The URI, to change it (a gateway shows a remote's URI under its own name).
+    pub fn uri_mut(&mut self) -> &mut String {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
 }
 
 /// The result of `resources/read`.

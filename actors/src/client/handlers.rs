@@ -41,6 +41,9 @@ pub struct ClientHandlers {
     pub roots: Vec<Root>,
     /// Called for every notification a server sends (e.g. `notifications/tools/list_changed`).
     pub notifications: Option<NotificationHook>,
+    /// Extensions the client declares (`capabilities.extensions`, e.g. MCP Apps'
+    /// `io.modelcontextprotocol/ui`), beside the tasks extension the link adds itself.
+    pub extensions: Map<String, Value>,
 }
 
 impl fmt::Debug for ClientHandlers {
@@ -59,6 +62,7 @@ impl Default for ClientHandlers {
             sampling: None,
             roots: Vec::new(),
             notifications: None,
+            extensions: Map::new(),
         }
     }
 }
@@ -71,6 +75,9 @@ impl ClientHandlers {
         caps.insert("roots".into(), json!({}));
         if self.sampling.is_some() {
             caps.insert("sampling".into(), json!({}));
+        }
+        if !self.extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(self.extensions.clone()));
         }
         Value::Object(caps)
     }

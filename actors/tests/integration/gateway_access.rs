@@ -319,8 +319,9 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
     assert_eq!(call.header("tracestate"), Some("rojo=00f067aa0ba902b7"));
     assert_eq!(call.params()["_meta"]["traceparent"], parent, "{:?}", call.json());
     // The remote is told what this caller can be asked: a caller that declared nothing, nothing
-    // (the tasks extension is the gateway's own).
-    let tasks_only = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    // (the tasks and MCP Apps extensions are the gateway's own).
+    let tasks_only = json!({"extensions": {"io.modelcontextprotocol/tasks": {},
+        "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
     assert_eq!(call.params()["_meta"]["io.modelcontextprotocol/clientCapabilities"], tasks_only, "{:?}", call.json());
     // A stateless caller's own elicitation capability (its modes kept) is passed on, what the
     // gateway does not forward (experimental) is not.
@@ -340,7 +341,7 @@ fn the_hop_is_traced_timed_and_its_errors_counted_by_kind() {
     let call = remote.requests().into_iter().rfind(|r| r.rpc_method().as_deref() == Some("tools/call")).unwrap();
     assert_eq!(
         call.params()["_meta"]["io.modelcontextprotocol/clientCapabilities"],
-        json!({"elicitation": {"form": {}, "url": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        json!({"elicitation": {"form": {}, "url": {}}, "extensions": tasks_only["extensions"]}),
         "{:?}",
         call.json()
     );

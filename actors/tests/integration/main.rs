@@ -41,6 +41,7 @@ mod file_tools;
 mod files_race;
 mod gateway;
 mod gateway_access;
+mod gateway_apps;
 mod gateway_e2e;
 mod gateway_federation;
 mod gateway_names;

@@ -204,6 +204,8 @@ impl Gateway {
     /// serves or was subscribed at it (a remote cannot speak for another's URIs).
     pub(super) fn remote_resource_updated(&self, id: &str, params: &Value) {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else { return };
+        let Some(naming) = self.naming_of(id) else { return };
+        let uri = &naming.exported_uri(uri);
         let subscribed = self
             .federation
             .lock()
@@ -289,9 +291,10 @@ impl Gateway {
         self.live.set_subscription_watch(Arc::new(FederatedWatch { gateway: Arc::downgrade(self), previous }));
     }
 
-    /// Subscribes (or unsubscribes) at the owner of `uri`, in the background.
+    /// Subscribes (or unsubscribes) at the owner of `uri` (as exported here), in the background.
     fn remote_subscription(self: &Arc<Self>, server: String, uri: String, subscribe: bool) {
         let method = if subscribe { "resources/subscribe" } else { "resources/unsubscribe" };
+        let uri = self.naming_of(&server).map_or(uri.clone(), |naming| naming.remote_uri(&uri));
         if actix_rt::Arbiter::try_current().is_none() {
             log::warn!("gateway: no runtime to send {method} {uri} to {server}");
             return;
@@ -324,7 +327,19 @@ impl Serve for Gateway {
             // As this server's own templates answer a URI `enabledResources` leaves out.
             return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));
         }
-        self.forward_as(server, "resources/read", json!({ "uri": uri }), Some(&uri)).await
+        // A prefixed remote's `ui://` URIs are namespaced here: asked under its own, and each
+        // content's URI named as here again (the text, MIME type and `_meta` as they came).
+        let Some(naming) = self.naming_of(server) else {
+            return Err(ToolError::Protocol(ProtocolError::ResourceNotFound { uri }));
+        };
+        let remote = naming.remote_uri(&uri);
+        let mut read: ReadResourceResult =
+            self.forward_as(server, "resources/read", json!({ "uri": remote }), Some(&uri)).await?;
+        for content in &mut read.contents {
+            let here = naming.exported_uri(content.uri());
+            *content.uri_mut() = here;
+        }
+        Ok(read)
     }
 }
 
@@ -374,6 +389,7 @@ mod tests {
 
     use super::listings::{export_prompt, keyed};
     use super::*;
+    use mcpd::client::list::Listing;
 
     fn gateway_over(ids: &[&str], live: Arc<mcpd::catalog::LiveCatalog>) -> Arc<Gateway> {
         let records = ids
@@ -443,6 +459,32 @@ mod tests {
         assert!(live.snapshot().prompt("docs__review").is_none());
         assert!(gateway.federated_counts("wiki").collisions.len() == 1);
         assert_eq!(gateway.federated_counts("docs"), Counts::default());
+    }
+
+    /// A prefixed remote's MCP Apps `ui://` URIs (and templates) are namespaced with its prefix,
+    /// and a completion of its template goes to it under its own template.
+    #[test]
+    fn a_prefixed_remotes_ui_uris_are_namespaced() {
+        let live = Arc::new(mcpd::catalog::LiveCatalog::new(Catalog::new()));
+        let gateway = gateway_over(&["docs"], live.clone());
+        let naming = Naming::new("docs", mcpd::client::config::Prefixing::Always);
+        let mime = "text/html;profile=mcp-app";
+        let resources =
+            Listing { items: vec![Resource::new("ui://app/view.html", "view", mime)], ..Listing::default() };
+        let templates =
+            Listing { items: vec![ResourceTemplate::new("ui://app/{page}", "page", mime)], ..Listing::default() };
+        let claims = listings::claims_of("docs", &naming, Ok(None), Ok(Some(resources)), Ok(Some(templates)));
+        gateway.apply_claims("docs", Some(claims));
+        let catalog = live.snapshot();
+        let view = catalog.resource("ui://docs__app/view.html").expect("namespaced");
+        assert_eq!(view.definition.mime_type.as_deref(), Some(mime));
+        assert!(catalog.resource("ui://app/view.html").is_none());
+        assert!(catalog.template("ui://docs__app/{page}").is_some());
+        assert_eq!(gateway.owner_of("ui://docs__app/help").as_deref(), Some("docs"));
+        let reference = json!({"type": "ref/resource", "uri": "ui://docs__app/{page}"});
+        let federation = gateway.federation.lock().unwrap();
+        let (owner, remote) = completions::target(&federation, reference.as_object().unwrap()).unwrap();
+        assert_eq!((owner.as_str(), &remote["uri"]), ("docs", &json!("ui://app/{page}")));
     }
 
     #[test]

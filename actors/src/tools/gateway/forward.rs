@@ -126,7 +126,9 @@ pub(super) fn pass_through(ctx: &ToolContext) -> CallHandlers {
 /// calls in flight on a shared stream, or none): refused, never answered with made-up defaults.
 /// `elicitation`, `sampling` and `roots` are declared to every remote all the same (a stateless
 /// remote is told each call's caller's own instead, see [`pass_through`]): they are what mcpd
-/// forwards to the callers that declared them.
+/// forwards to the callers that declared them. The gateway also declares MCP Apps
+/// (`io.modelcontextprotocol/ui`, HTML interfaces): it passes a remote's interfaces on intact, so
+/// a remote that offers its UI tools only to clients that take them offers them here.
 pub(super) fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
     fn refuse(method: &'static str) -> Handler {
         Arc::new(move |_params| {
@@ -146,6 +148,10 @@ pub(super) fn unattributed_handlers(hook: NotificationHook) -> ClientHandlers {
         sampling: Some(refuse("sampling/createMessage")),
         roots: Vec::new(),
         notifications: Some(hook),
+        extensions: serde_json::Map::from_iter([(
+            "io.modelcontextprotocol/ui".to_owned(),
+            serde_json::json!({"mimeTypes": ["text/html;profile=mcp-app"]}),
+        )]),
     }
 }
 

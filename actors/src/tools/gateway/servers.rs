@@ -118,7 +118,38 @@ impl Naming {
     pub(super) fn prefix(&self) -> Option<&str> {
         self.prefix.as_deref()
     }
+
+    /// The URI (or URI template) here of the remote's `uri`: an MCP Apps `ui://` one of a prefixed
+    /// remote is namespaced like its names, keeping the scheme (`ui://<prefix>__<rest>`), so two
+    /// remotes' apps never share a URI; any other is kept.
+    pub(super) fn exported_uri(&self, uri: &str) -> String {
+        match (&self.prefix, uri.strip_prefix(UI_SCHEME)) {
+            (Some(prefix), Some(rest)) => format!("{UI_SCHEME}{prefix}{SEPARATOR}{rest}"),
+            _ => uri.to_owned(),
+        }
+    }
+
+    /// The remote's URI of `uri` as exported here ([`Naming::exported_uri`] undone).
+    pub(super) fn remote_uri(&self, uri: &str) -> String {
+        let rest = self
+            .prefix
+            .as_ref()
+            .and_then(|prefix| uri.strip_prefix(UI_SCHEME)?.strip_prefix(prefix.as_str())?.strip_prefix(SEPARATOR));
+        match rest {
+            Some(rest) => format!("{UI_SCHEME}{rest}"),
+            None => uri.to_owned(),
+        }
+    }
 }
+
+/// The URI scheme of MCP Apps' user interfaces (`io.modelcontextprotocol/ui`).
+pub(super) const UI_SCHEME: &str = "ui://";
+/// The `_meta` member of a tool's user interface (MCP Apps 2026-01-26: `resourceUri`,
+/// `visibility`, …).
+const UI_META: &str = "ui";
+/// The flat `_meta` key of a tool's interface that MCP Apps' earlier drafts used (deprecated by
+/// 2026-01-26, still sent by some servers).
+const UI_RESOURCE_URI_META: &str = "ui/resourceUri";
 
 /// A name as a message shows it: at most 60 characters.
 pub(super) fn shown(name: &str) -> String {
@@ -138,10 +169,24 @@ pub(super) fn clipped(text: &str, max: usize) -> String {
 /// own for clients that take tasks (the remote's task, if it makes one, is followed by mcpd's
 /// client meanwhile). A remote `required` is therefore no burden on mcpd's clients, and
 /// cancelling mcpd's task drops the call, which cancels the remote's.
+///
+/// Its `_meta` is passed on whole (MCP Apps' `ui` among it: `visibility`, `csp`, …), with the
+/// interface's `ui://` URI — `_meta.ui.resourceUri`, and the flat `_meta["ui/resourceUri"]` of
+/// earlier drafts — named as the remote's resources are here ([`Naming::exported_uri`]).
 pub(super) fn export(tool: &Tool, naming: &Naming, server: &str) -> Tool {
     let mut exported = tool.clone().with_task_support(TaskSupport::Optional);
     exported.name = naming.exported(&tool.name);
     exported.description = Some(marked(server, tool.description.as_deref()));
+    if let Some(meta) = exported.meta.as_mut() {
+        if let Some(serde_json::Value::String(uri)) =
+            meta.get_mut(UI_META).and_then(|ui| ui.as_object_mut()).and_then(|ui| ui.get_mut("resourceUri"))
+        {
+            *uri = naming.exported_uri(uri);
+        }
+        if let Some(serde_json::Value::String(uri)) = meta.get_mut(UI_RESOURCE_URI_META) {
+            *uri = naming.exported_uri(uri);
+        }
+    }
     exported
 }
 
@@ -171,6 +216,31 @@ mod tests {
             assert_eq!(exported.description.as_deref(), Some("[CI] Builds."));
             assert_eq!(exported.task_support(), TaskSupport::Optional, "{remote:?}");
         }
+    }
+
+    #[test]
+    fn an_apps_interface_is_namespaced_with_its_prefix_and_the_rest_of_meta_kept() {
+        let mut tool = Tool::new("weather", "Weather.", json!({"type": "object"}));
+        let ui = json!({"resourceUri": "ui://weather/view.html", "visibility": ["app"], "csp": {"connectDomains": ["https://a"]}});
+        tool.meta = Some(serde_json::Map::from_iter([
+            ("ui".to_owned(), ui.clone()),
+            ("ui/resourceUri".to_owned(), json!("ui://weather/view.html")),
+            ("other".to_owned(), json!(1)),
+        ]));
+        let prefixed = Naming::new("wx", Prefixing::Always);
+        let exported = export(&tool, &prefixed, "WX");
+        let meta = exported.meta.unwrap();
+        assert_eq!(meta["ui"]["resourceUri"], "ui://wx__weather/view.html");
+        assert_eq!(meta["ui"]["visibility"], json!(["app"]));
+        assert_eq!(meta["ui"]["csp"], ui["csp"]);
+        assert_eq!(meta["ui/resourceUri"], "ui://wx__weather/view.html");
+        assert_eq!(meta["other"], 1);
+        let kept = export(&tool, &Naming::new("wx", Prefixing::Never), "WX").meta.unwrap();
+        assert_eq!(kept["ui"], ui, "an unprefixed remote's URIs are its own");
+        assert_eq!(prefixed.remote_uri("ui://wx__weather/view.html"), "ui://weather/view.html");
+        assert_eq!(prefixed.remote_uri("ui://other__weather"), "ui://other__weather");
+        assert_eq!(prefixed.exported_uri("ui://{id}/view"), "ui://wx__{id}/view", "templates too");
+        assert_eq!(prefixed.exported_uri("file:///a"), "file:///a", "only ui:// URIs");
     }
 
     #[test]

@@ -27,7 +27,9 @@ pub(super) fn target(federation: &Federation, reference: &Map<String, Value>) ->
         "ref/resource" => {
             let uri = reference.get("uri").and_then(Value::as_str)?;
             let export = federation.templates.get(uri).or_else(|| federation.resources.get(uri))?;
-            Some((export.owner.clone(), reference.clone()))
+            let mut remote_reference = reference.clone();
+            remote_reference.insert("uri".into(), json!(export.remote));
+            Some((export.owner.clone(), remote_reference))
         }
         _ => None,
     }

@@ -1,7 +1,8 @@
 //! A remote's listings made its claims: its prompts exported as `<prefix>__<name>` (marked with
 //! the server's name, checked against the tool name rule), its resources and templates under
-//! their own keys, and what each listing skipped — or why it failed — noted for its health (the
-//! first [`SKIPPED_SHOWN`]).
+//! their own URIs (a prefixed remote's MCP Apps `ui://` ones namespaced like its names), and
+//! what each listing skipped — or why it failed — noted for its health (the first
+//! [`SKIPPED_SHOWN`]).
 //!
 //! The listings themselves are the gateway's requests; what they are turned into is a rule of
 //! its own, kept here apart from them and from what the claims then decide.
@@ -9,7 +10,7 @@
 use mcpd::client::list::{check_tool_name, Listed, Listing};
 use mcpd::model::{Prompt, Resource, ResourceTemplate};
 
-use super::claims::{Claim, RemoteClaims};
+use super::claims::RemoteClaims;
 use crate::client::ClientError;
 use crate::tools::gateway::health::SKIPPED_SHOWN;
 use crate::tools::gateway::servers::{marked, shown, Naming};
@@ -36,8 +37,22 @@ pub(super) fn claims_of(
             Err(reason) => note(&mut notes, format!("prompt exported as {:?}: {reason}", shown(&exported.name))),
         }
     }
-    claims.resources = keyed(entries(resources, "resource", &mut notes));
-    claims.templates = keyed(entries(templates, "resource template", &mut notes));
+    claims.resources = entries(resources, "resource", &mut notes)
+        .into_iter()
+        .map(|mut resource| {
+            let key = std::mem::take(&mut resource.uri);
+            resource.uri = naming.exported_uri(&key);
+            (resource, key)
+        })
+        .collect();
+    claims.templates = entries(templates, "resource template", &mut notes)
+        .into_iter()
+        .map(|mut template| {
+            let key = std::mem::take(&mut template.uri_template);
+            template.uri_template = naming.exported_uri(&key);
+            (template, key)
+        })
+        .collect();
     claims.notes = notes;
     claims
 }
@@ -68,7 +83,8 @@ fn entries<T: Listed>(listed: Result<Option<Listing<T>>, ClientError>, kind: &st
 }
 
 /// Entries whose key is kept as it is at the remote (resources, templates).
-pub(super) fn keyed<T: Listed>(items: Vec<T>) -> Vec<Claim<T>> {
+#[cfg(test)]
+pub(super) fn keyed<T: Listed>(items: Vec<T>) -> Vec<super::claims::Claim<T>> {
     items
         .into_iter()
         .map(|entry| {
