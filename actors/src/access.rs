@@ -10,12 +10,16 @@
 //! name and are exported as `mcpd_client_calls_total{client, outcome}` (only names from the
 //! file, and `-` for every other caller: a bounded label set).
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
-use mcpd::auth::access::{self, AccessClient, CallCounts, ClientCallOutcome, ClientSpec, Credential, ANONYMOUS};
+use mcpd::auth::access::{
+    self, AccessClient, CallCounts, ClientCallOutcome, ClientSpec, Credential, RateLimit, ANONYMOUS,
+};
 use mcpd::auth::scopes::Access;
 use mcpd::auth::KeySet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -29,6 +33,20 @@ use crate::metrics::{Metrics, MoreMetrics};
 const MAX_KEY_FILE: u64 = 64 * 1024;
 /// Longest access file read.
 const MAX_ACCESS_FILE: u64 = 4 * 1024 * 1024;
+
+/// What taking a call from a shared bucket comes to: `Some(Ok)` allowed, `Some(Err(wait))` not
+/// before `wait`, `None` the shared bucket could not be asked.
+pub type SharedTake<'a> = Pin<Box<dyn Future<Output = Option<Result<(), Duration>>> + Send + 'a>>;
+
+/// Rate limits kept by several instances together (cluster mode: Redis), so that a client's
+/// `rateLimit` is one bucket across them. Defined here, implemented by the cluster: the access
+/// policy does not depend on how the bucket is shared.
+pub trait SharedRates: Send + Sync + std::fmt::Debug {
+    /// Takes one call of `client`'s bucket for `limit`: `Ok` when allowed, `Err` with the wait
+    /// until the next call is; `None` when the shared bucket could not be asked (the instance's
+    /// own bucket decides instead).
+    fn take<'a>(&'a self, client: &'a str, limit: RateLimit) -> SharedTake<'a>;
+}
 
 /// One generation of the access file.
 #[derive(Debug, Default)]
@@ -62,6 +80,8 @@ pub struct AccessControl {
     last_error: Mutex<Option<String>>,
     /// Whether the metrics collector is registered.
     installed: AtomicBool,
+    /// The buckets shared with other instances (cluster mode), when there are.
+    shared: OnceLock<Arc<dyn SharedRates>>,
 }
 
 impl AccessControl {
@@ -79,6 +99,7 @@ impl AccessControl {
             reloads: AtomicU64::new(0),
             last_error: Mutex::new(None),
             installed: AtomicBool::new(false),
+            shared: OnceLock::new(),
         }))
     }
 
@@ -146,6 +167,24 @@ impl AccessControl {
 
     fn current(&self) -> Arc<Policy> {
         self.policy.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Keeps the clients' rate limits in `rates`, one bucket per client across the instances that
+    /// share it (set once; later calls are ignored).
+    pub fn share_rates(&self, rates: Arc<dyn SharedRates>) {
+        let _ = self.shared.set(rates);
+    }
+
+    /// Takes one call from `client`'s rate limit: the shared bucket's when there is one and it
+    /// answers, else the instance's own. `Err` with the wait when it is spent.
+    pub(crate) async fn take_call(&self, client: &AccessClient) -> Result<(), Duration> {
+        let Some(limit) = client.rate_limit else { return Ok(()) };
+        if let Some(shared) = self.shared.get() {
+            if let Some(taken) = shared.take(&client.name, limit).await {
+                return taken;
+            }
+        }
+        client.take_call(Instant::now())
     }
 
     /// The client whose key the request presents (`header` looks a header up by lower-case

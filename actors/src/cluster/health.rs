@@ -30,6 +30,8 @@ pub(super) struct ClusterHealth {
     pub(super) up: AtomicBool,
     /// Redis commands that failed (and events a session's writer could not queue).
     pub(super) errors: AtomicU64,
+    /// Rate-limited calls judged by this instance's own bucket, the shared one unreachable.
+    rate_fallbacks: AtomicU64,
     /// Whether the instance seals with the shared keys (false until Redis first answered).
     shared_keys: AtomicBool,
     epoch: AtomicU64,
@@ -45,6 +47,7 @@ impl ClusterHealth {
             instance,
             up: AtomicBool::new(false),
             errors: AtomicU64::new(0),
+            rate_fallbacks: AtomicU64::new(0),
             shared_keys: AtomicBool::new(false),
             epoch: AtomicU64::new(0),
             last_error: Mutex::new(None),
@@ -66,6 +69,11 @@ impl ClusterHealth {
         *self.last_error.lock().unwrap_or_else(PoisonError::into_inner) = Some(message);
     }
 
+    /// A rate-limited call was judged by this instance's own bucket (the shared one unreachable).
+    pub(super) fn rate_fallback(&self) {
+        self.rate_fallbacks.fetch_add(1, Relaxed);
+    }
+
     /// The key ring of `epoch` was read: Redis is up, the shared keys are in force.
     pub(super) fn succeeded(&self, epoch: u64) {
         if !self.up.swap(true, Relaxed) {
@@ -85,6 +93,7 @@ impl ClusterHealth {
                 "errors": self.errors.load(Relaxed),
                 "requestStateKeys": if self.shared_keys.load(Relaxed) { "shared" } else { "local" },
                 "keyEpoch": self.epoch.load(Relaxed),
+                "rateLimitFallbacks": self.rate_fallbacks.load(Relaxed),
                 "lastError": *self.last_error.lock().unwrap_or_else(PoisonError::into_inner),
             }
         })
@@ -103,6 +112,13 @@ impl MoreMetrics for Arc<ClusterHealth> {
         let errors =
             encoder.encode_descriptor("mcpd_redis_errors", "Redis commands that failed", None, MetricType::Counter)?;
         ConstCounter::new(self.errors.load(Relaxed)).encode(errors)?;
+        let fallbacks = encoder.encode_descriptor(
+            "mcpd_rate_limit_fallbacks",
+            "Rate-limited calls judged by this instance's own bucket while the shared one (Redis) was unreachable",
+            None,
+            MetricType::Counter,
+        )?;
+        ConstCounter::new(self.rate_fallbacks.load(Relaxed)).encode(fallbacks)?;
         let shared = encoder.encode_descriptor(
             "mcpd_request_state_keys_shared",
             "Whether requestState is sealed with the key ring shared through Redis",

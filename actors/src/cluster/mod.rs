@@ -2,7 +2,8 @@
 //! Redis what lets any of them serve any request — the `requestState` sealing keys, so that a
 //! multi-round-trip request's next round may land on any instance, the tasks
 //! ([`RedisTaskStore`], with each instance's heartbeat), and the streamable-HTTP sessions with
-//! the notification bus (`sessions`).
+//! the notification bus (`sessions`), the per-identity shares (`shares`) and the access-file
+//! clients' rate limits (`rates`).
 //!
 //! Without `--redis` nothing here runs. With it, one background task per process:
 //!
@@ -44,12 +45,14 @@ use mcpd::tasks::{StoreLimits, TaskStore};
 use crate::runtime::{Mcpd, RuntimeError};
 
 mod health;
+mod rates;
 pub(crate) mod sessions;
 mod shares;
 mod tasks;
 
 use health::ClusterHealth;
 pub use health::RETRY;
+pub use rates::TAKE_TIMEOUT;
 pub use tasks::{RedisTaskStore, HEARTBEAT, HEARTBEAT_TTL, INSTANCE_STOPPED};
 
 /// How often a connected instance reads the key ring again.
@@ -154,6 +157,12 @@ impl Cluster {
     /// The shared task store, for [`Mcpd::with_task_store`].
     pub fn task_store(&self) -> Arc<dyn TaskStore> {
         Arc::new(self.tasks.clone())
+    }
+
+    /// The access-file clients' rate limits kept in Redis, one bucket per client across the
+    /// instances, for [`crate::access::AccessControl::share_rates`].
+    pub fn rate_limits(&self) -> Arc<dyn crate::access::SharedRates> {
+        Arc::new(rates::RedisRates::new(self.connection.clone(), self.health.clone()))
     }
 
     /// Starts cluster mode on `runtime` (serving the server given to [`Cluster::new`]): adds

@@ -353,10 +353,15 @@ pub(super) fn caller_of(req: &HttpRequest) -> Caller {
 }
 
 /// The refusal of a `tools/call` before it runs: `429` with `Retry-After` when the caller's
-/// access-file client has spent its rate limit; `403 insufficient_scope` for a tool whose own
+/// access-file client has spent its rate limit (one bucket across the cluster with `--redis`,
+/// [`crate::access::AccessControl::take_call`]); `403 insufficient_scope` for a tool whose own
 /// scopes the caller's token lacks, naming the scopes to ask for (not for a tool the client may
 /// not call at all: that one is unknown to it, as the core answers). `None`: it may go on.
-pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, state: &AppState) -> Option<HttpResponse> {
+pub(super) async fn tool_refusal(
+    request: &Request,
+    access: Option<&Arc<Access>>,
+    state: &AppState,
+) -> Option<HttpResponse> {
     let access = access?;
     if Method::parse(&request.method) != Method::ToolsCall {
         return None;
@@ -365,7 +370,11 @@ pub(super) fn tool_refusal(request: &Request, access: Option<&Arc<Access>>, stat
     // The caller's rules judge a virtual server's renamed tool by its original name.
     let tool = named.and_then(|name| access.tool_original(name));
     if let Some(client) = &access.client {
-        if let Err(wait) = client.take_call(std::time::Instant::now()) {
+        let taken = match &state.access {
+            Some(control) => control.take_call(client).await,
+            None => client.take_call(std::time::Instant::now()),
+        };
+        if let Err(wait) = taken {
             client.calls.add(ClientCallOutcome::Limited);
             return Some(rate_limited(request, client, wait));
         }

@@ -92,7 +92,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
     match route_post(incoming, &headers.routing, session_id, sessions) {
         Posted::InSession(session_id, mut message) => {
             if let Message::Request(request) = &mut message {
-                if let Some(refused) = tool_refusal(request, access.as_ref(), &state) {
+                if let Some(refused) = tool_refusal(request, access.as_ref(), &state).await {
                     return refused;
                 }
                 carry_trace(request, req.headers());
@@ -118,7 +118,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             );
             error_response(Some(&request.id), &error, Era::Stateful)
         }
-        Posted::Stateless(mut request) => match tool_refusal(&request, access.as_ref(), &state) {
+        Posted::Stateless(mut request) => match tool_refusal(&request, access.as_ref(), &state).await {
             Some(refused) => refused,
             None => {
                 carry_trace(&mut request, req.headers());
@@ -126,7 +126,7 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             }
         },
         Posted::Handshake(mut request) => {
-            if let Some(refused) = tool_refusal(&request, access.as_ref(), &state) {
+            if let Some(refused) = tool_refusal(&request, access.as_ref(), &state).await {
                 return refused;
             }
             let shares = state.sessions.shares();
@@ -153,14 +153,14 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, state: web::Da
             HttpResponse::Accepted().finish()
         }
         Posted::Batch(items) => {
-            let refused = items.iter().find_map(|item| match item {
-                Ok(Message::Request(request)) => tool_refusal(request, access.as_ref(), &state),
-                _ => None,
-            });
-            match refused {
-                Some(refused) => refused,
-                None => batch(items, &headers.routing, &state, caller).await,
+            for item in &items {
+                if let Ok(Message::Request(request)) = item {
+                    if let Some(refused) = tool_refusal(request, access.as_ref(), &state).await {
+                        return refused;
+                    }
+                }
             }
+            batch(items, &headers.routing, &state, caller).await
         }
     }
 }

@@ -408,7 +408,7 @@ pub(super) async fn legacy_messages(
         Err(rejection) => return rejection_response(&rejection),
     };
     let Some(mut request) = deliver(&handle, message, &state) else { return HttpResponse::Accepted().finish() };
-    if let Some(refused) = super::guard::tool_refusal(&request, caller.access.as_ref(), &state) {
+    if let Some(refused) = super::guard::tool_refusal(&request, caller.access.as_ref(), &state).await {
         return refused;
     }
     super::trace::carry_trace(&mut request, req.headers());

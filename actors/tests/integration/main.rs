@@ -31,6 +31,7 @@ mod client_interop;
 mod client_shares;
 mod client_tasks;
 mod cluster_bus;
+mod cluster_rates;
 mod cluster_redis;
 mod cluster_sessions;
 mod command_tools;

@@ -101,6 +101,10 @@ async fn http(settings: Settings, sessions: bool) -> Result<(), Fatal> {
     }
     if let Some(cluster) = &cluster {
         cluster.start(&runtime).await.map_err(|e| Fatal::runtime(e.to_string()))?;
+        if let Some(access) = &settings.listener.access {
+            // One bucket per access-file client across the instances.
+            access.share_rates(cluster.rate_limits());
+        }
     }
     let _reloads = watch_files(&settings, gateway.as_ref());
     let status = runtime.start(settings.listener).await.map_err(|e| Fatal::runtime(e.to_string()))?;
