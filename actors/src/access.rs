@@ -160,6 +160,22 @@ impl AccessControl {
         self.current().clients.iter().filter(|c| reaches(c)).map(|c| c.name.to_string()).collect()
     }
 
+    /// A warning for each virtual server a client is limited to that is not among `known` (the
+    /// servers file's): such a client reaches nothing there until a reload declares it.
+    pub fn unknown_servers(&self, known: &[String]) -> Vec<String> {
+        let policy = self.current();
+        let mut warnings = Vec::new();
+        for client in &policy.clients {
+            for server in client.servers.iter().flatten().filter(|s| !known.contains(s)) {
+                warnings.push(format!(
+                    "access file: client {:?} is limited to virtual server {server:?}, which the servers file does not declare",
+                    client.name
+                ));
+            }
+        }
+        warnings
+    }
+
     /// Whether some client's key is written in the access file itself.
     pub fn has_inline_keys(&self) -> bool {
         self.current().kinds.contains(&"key")
@@ -430,6 +446,22 @@ mod tests {
         assert_eq!(status["clients"][0]["auth"], "key");
         assert_eq!(status["clients"][1]["auth"], "keyFile");
         assert!(!status.to_string().contains("key-a"), "never a key in the status: {status}");
+    }
+
+    #[test]
+    fn a_client_limited_to_an_undeclared_virtual_server_is_warned_about() {
+        let dir = Dir::new();
+        let path = dir.write(
+            "access.json",
+            r#"{"clients": [{"name": "a", "key": "ka", "servers": ["docs", "ops"]}, {"name": "b", "key": "kb"}]}"#,
+        );
+        let control = AccessControl::load(&path).unwrap();
+        assert_eq!(
+            control.unknown_servers(&["docs".to_owned()]),
+            ["access file: client \"a\" is limited to virtual server \"ops\", which the servers file does not declare"]
+        );
+        assert_eq!(control.status_json()["clients"][0]["servers"], serde_json::json!(["docs", "ops"]));
+        assert!(control.status_json()["clients"][1]["servers"].is_null());
     }
 
     #[test]

@@ -415,6 +415,7 @@ mod tests {
         for hidden in ["docs__read", "docs__write", "echo"] {
             answers_as_missing(&server, &viewed, Method::ToolsCall, Kind::Tool, hidden);
         }
+        answers_as_missing(&server, &viewed, Method::Complete, Kind::Prompt, "secret");
         let prompts = run(&server, Some(&viewed), Method::PromptsList, json!({}));
         assert_eq!(prompts["prompts"][0]["name"], "docs__intro");
         assert_eq!(prompts["prompts"].as_array().map(Vec::len), Some(1), "secret is not selected");

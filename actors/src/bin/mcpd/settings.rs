@@ -178,6 +178,10 @@ pub(crate) fn resolve(args: &ServeArgs) -> Result<Settings, Fatal> {
     if listener.access.is_some() && args.port.is_none() {
         warnings.push("the access file applies to HTTP only (-p): stdio has one client, served everything".into());
     }
+    if let Some(access) = &listener.access {
+        let known = listener.virtual_servers.as_ref().map(|views| views.names()).unwrap_or_default();
+        warnings.extend(access.unknown_servers(&known).into_iter().inspect(|warning| log::warn!("{warning}")));
+    }
     listener.oauth = oauth_settings(args, &props, &declared_scopes)?;
     let credentials = args.credentials.clone().or_else(|| props.get("credentials").map(PathBuf::from));
     let credentials = crate::login::credentials_path(credentials).ok();
