@@ -290,6 +290,10 @@ impl Gateway {
         }
         let views = self.views.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let views = views.map(|views| views.replace(config.views)).unwrap_or_default();
+        if !views.is_empty() {
+            // What a virtual server's clients see changed: they list again.
+            self.live.announce_lists_changed();
+        }
         match (diff.is_empty(), views.is_empty()) {
             (true, true) => log::info!("servers file {} reloaded: nothing changed", path.display()),
             (_, true) => log::info!("servers file {} reloaded: {diff}", path.display()),
